@@ -46,8 +46,16 @@ struct PlatformFacts {
   int devices = 1;                     // Neuron devices on the instance
   int physical_cores_per_device = 2;   // NeuronCores per device
   int host_cpus = 2;                   // CPUs of the host (affinity lists)
+  // What the (simulated) driver offers; both true for the simulator's
+  // driver, false only to model an older real driver.
+  bool driver_has_dmabuf_v2 = true;          // else P2P is forced on
+  bool driver_has_h2d_dma_notifications = true;  // else H2D DMA profiling off
   // Family helpers.
   bool IsTrn2Family() const { return arch == "trn2" || arch == "trn3"; }
+  // NeuronCore-v2 parts (trn1, trn1n, inf2): LNC 1 by default.
+  bool IsTrn1Family() const {
+    return arch == "trn1" || arch == "trn1n" || arch == "inf2";
+  }
 };
 
 // The variable types of the reference.
@@ -77,6 +85,7 @@ struct VariableSpec {
 // expanded, one row per submodule).
 const std::vector<VariableSpec>& AllVariables();
 const VariableSpec* FindVariable(std::string_view name);
+const char* ValueTypeName(ValueType type);  // "boolean", "range list", ...
 
 enum class LogLevel { kError, kWarn, kInfo, kDebug, kTrace, kQuiet };
 enum class NumericalVerbosity { kNone, kCritical, kDebug, kVerbose };
@@ -109,6 +118,9 @@ struct RuntimeConfig {
   uint64_t cc_channel_buffer_n = 8;
   uint32_t cc_stream_split_w0 = 3, cc_stream_split_w1 = 1;
   bool enable_rg_validation = false;
+  uint64_t async_sendrecv_bootstrap_port = 0;
+  bool async_sendrecv_experimental = false;
+  bool enable_p2p = false;              // false: dma-buf registration
   bool disable_execution_barrier = false;
   bool enable_hw_execution_barrier = false;
   std::vector<int> low_latency_tasks_cpu_affinity;  // empty when unset
@@ -125,7 +137,11 @@ struct RuntimeConfig {
   uint64_t xu_max_queued_requests = 8;
   // Memory & scratchpad.
   bool contiguous_scratchpad = true;
-  uint64_t scratchpad_page_size_mib = 512;
+  uint64_t scratchpad_page_size_mib = 512;  // as configured
+  // The page size actually used: contiguous scratchpad forces 64 MiB pages.
+  uint64_t ScratchpadPageMibInEffect() const {
+    return contiguous_scratchpad ? 64 : scratchpad_page_size_mib;
+  }
   HbmInit hbm_init = HbmInit::kPattern;
   uint32_t hbm_init_pattern = 0;
   // Numerics.
@@ -148,6 +164,8 @@ struct RuntimeConfig {
   std::string dbg_input_dump_directory = "/tmp/neuron-input-dump";
   std::string local_core_dump_directory = "/tmp/neuron-core-dump/dt-%d-cid-%c";
   std::optional<std::string> s3_core_dump_prefix;
+  // False only when both dump locations are explicitly set to "".
+  bool core_dump_enabled = true;
   // Profiling.
   bool inspect_enable = false;
   bool inspect_cpu_util = false;
@@ -165,6 +183,9 @@ struct RuntimeConfig {
                                      // DMA, EVENT, H2D_DMA, INSTRUCTION,
                                      // THROTTLE, (unused)
   bool enable_dge_notifications = false;
+  // Simulator.
+  std::string sim_instance_type = "trn1.2xlarge";
+  std::string sim_root;                         // "" = the built-in default
 };
 
 // Result of resolving the environment.
