@@ -1,0 +1,246 @@
+#include "lib/device/hbm_arena.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "lib/support/parse.h"
+
+namespace neuron::device {
+namespace {
+
+uint64_t AlignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) & ~(alignment - 1);
+}
+
+// How many best-fit candidates to try for an aligned request before taking
+// the first block large enough for any placement. Keeps the search bounded.
+constexpr int kAlignedCandidates = 32;
+
+}  // namespace
+
+std::string OomReport::Summary() const {
+  return absl::StrFormat("%s: requested %s for %s, %s of %s in use, largest free block %s", arena,
+                         FormatBytes(requested), MemoryCategoryName(category), FormatBytes(in_use),
+                         FormatBytes(capacity), FormatBytes(largest_free_block));
+}
+
+std::string OomReport::Breakdown() const {
+  std::string out;
+  for (MemoryCategory c : AllMemoryCategories()) {
+    const MemoryUsage& u = usage[static_cast<int>(c)];
+    out += absl::StrFormat("  %-24s %12s in use, peak %s\n", MemoryCategoryName(c),
+                           FormatBytes(u.total), FormatBytes(u.peak));
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<HbmArena>> HbmArena::Create(const Options& options) {
+  const uint64_t capacity = options.capacity / kHbmGranule * kHbmGranule;
+  if (capacity == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: HBM capacity %d is smaller than %d bytes", options.name,
+                        options.capacity, kHbmGranule));
+  }
+  char* base = nullptr;
+  size_t mapped = 0;
+  if (options.host_backing) {
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    mapped = AlignUp(capacity, page);
+    // Reserve without committing: first touch of fresh pages is slow here and
+    // most of a simulated HBM is never used.
+    void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("%s: cannot reserve %s of host address space for HBM: %s", options.name,
+                          FormatBytes(mapped), std::strerror(errno)));
+    }
+    base = static_cast<char*>(p);
+  }
+  return std::unique_ptr<HbmArena>(new HbmArena(options.name, capacity, base, mapped));
+}
+
+HbmArena::HbmArena(std::string name, uint64_t capacity, char* base, size_t mapped)
+    : name_(std::move(name)), capacity_(capacity), base_(base), mapped_(mapped) {
+  InsertFree(0, capacity_);
+}
+
+HbmArena::~HbmArena() {
+  if (base_ != nullptr) munmap(base_, mapped_);
+}
+
+void HbmArena::InsertFree(uint64_t offset, uint64_t size) {
+  free_by_offset_.emplace(offset, size);
+  free_by_size_.emplace(size, offset);
+}
+
+void HbmArena::EraseFree(std::map<uint64_t, uint64_t>::iterator it) {
+  free_by_size_.erase({it->second, it->first});
+  free_by_offset_.erase(it);
+}
+
+void HbmArena::Account(MemoryCategory category, uint64_t bytes, bool allocate) {
+  MemoryUsage& u = usage_[static_cast<int>(category)];
+  if (allocate) {
+    u.total += bytes;
+    used_ += bytes;
+  } else {
+    u.total -= bytes;
+    used_ -= bytes;
+  }
+  u.present = bytes;
+  u.peak = std::max(u.peak, u.total);
+  peak_ = std::max(peak_, used_);
+}
+
+uint64_t HbmArena::LargestFreeLocked() const {
+  return free_by_size_.empty() ? 0 : free_by_size_.rbegin()->first;
+}
+
+OomReport HbmArena::MakeOomLocked(uint64_t bytes, uint64_t alignment,
+                                  MemoryCategory category) const {
+  OomReport r;
+  r.arena = name_;
+  r.requested = bytes;
+  r.alignment = alignment;
+  r.category = category;
+  r.capacity = capacity_;
+  r.in_use = used_;
+  r.largest_free_block = LargestFreeLocked();
+  r.usage = usage_;
+  return r;
+}
+
+absl::StatusOr<HbmBlock> HbmArena::Allocate(uint64_t bytes, MemoryCategory category,
+                                            uint64_t alignment, OomReport* oom) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > kHbmMaxAlignment) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: alignment %d is not a power of two up to %d", name_, alignment, kHbmMaxAlignment));
+  }
+  alignment = std::max(alignment, kHbmGranule);
+  // A request beyond the capacity cannot fit; clamping avoids overflow below.
+  const uint64_t clamped = std::min(std::max<uint64_t>(bytes, 1), capacity_ + 1);
+  const uint64_t size = AlignUp(clamped, kHbmGranule);
+
+  std::lock_guard<std::mutex> lock(mu_);
+  // Best fit: the smallest free block that holds the request once aligned.
+  // After a few misfits (alignment padding), jump to the first block that
+  // fits whatever its start; without one, keep scanning so that a request
+  // fails only when no block can hold it.
+  auto chosen = free_by_size_.end();
+  int tried = 0;
+  for (auto it = free_by_size_.lower_bound({size, 0}); it != free_by_size_.end(); ++it) {
+    if (AlignUp(it->second, alignment) - it->second + size <= it->first) {
+      chosen = it;
+      break;
+    }
+    if (++tried == kAlignedCandidates) {
+      auto sure = free_by_size_.lower_bound({size + alignment - kHbmGranule, 0});
+      if (sure != free_by_size_.end()) {
+        chosen = sure;
+        break;
+      }
+    }
+  }
+  if (chosen == free_by_size_.end()) {
+    OomReport report = MakeOomLocked(bytes, alignment, category);
+    if (oom != nullptr) *oom = report;
+    return absl::ResourceExhaustedError("out of device memory on " + report.Summary());
+  }
+
+  const uint64_t block_offset = chosen->second, block_size = chosen->first;
+  EraseFree(free_by_offset_.find(block_offset));
+  const uint64_t offset = AlignUp(block_offset, alignment);
+  if (offset > block_offset) InsertFree(block_offset, offset - block_offset);
+  const uint64_t tail = block_offset + block_size - (offset + size);
+  if (tail > 0) InsertFree(offset + size, tail);
+
+  allocations_.emplace(offset, Allocation{size, category});
+  Account(category, size, /*allocate=*/true);
+  HbmBlock block;
+  block.offset = offset;
+  block.size = size;
+  block.category = category;
+  block.host = base_ != nullptr ? base_ + offset : nullptr;
+  return block;
+}
+
+absl::Status HbmArena::Free(uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto found = allocations_.find(offset);
+  if (found == allocations_.end()) {
+    return absl::NotFoundError(
+        absl::StrFormat("%s: no allocation starts at offset 0x%x", name_, offset));
+  }
+  uint64_t start = offset, size = found->second.size;
+  Account(found->second.category, size, /*allocate=*/false);
+  allocations_.erase(found);
+
+  // Coalesce with the free neighbours on both sides.
+  auto next = free_by_offset_.lower_bound(start);
+  if (next != free_by_offset_.end() && next->first == start + size) {
+    size += next->second;
+    EraseFree(next);
+  }
+  auto after = free_by_offset_.lower_bound(start);
+  if (after != free_by_offset_.begin()) {
+    auto prev = std::prev(after);
+    if (prev->first + prev->second == start) {
+      start = prev->first;
+      size += prev->second;
+      EraseFree(prev);
+    }
+  }
+  InsertFree(start, size);
+  return absl::OkStatus();
+}
+
+void HbmArena::FreeAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [offset, a] : allocations_) Account(a.category, a.size, /*allocate=*/false);
+  allocations_.clear();
+  free_by_offset_.clear();
+  free_by_size_.clear();
+  InsertFree(0, capacity_);
+}
+
+void* HbmArena::HostAddress(uint64_t offset) const {
+  return base_ != nullptr && offset < capacity_ ? base_ + offset : nullptr;
+}
+
+uint64_t HbmArena::used() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return used_;
+}
+
+uint64_t HbmArena::peak() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return peak_;
+}
+
+uint64_t HbmArena::largest_free_block() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return LargestFreeLocked();
+}
+
+size_t HbmArena::free_block_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return free_by_offset_.size();
+}
+
+size_t HbmArena::allocation_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return allocations_.size();
+}
+
+MemoryBreakdown HbmArena::Usage() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return usage_;
+}
+
+}  // namespace neuron::device
