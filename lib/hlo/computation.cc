@@ -1,0 +1,113 @@
+#include "lib/hlo/computation.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "absl/strings/str_format.h"
+
+namespace neuron::hlo {
+
+Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instruction) {
+  Instruction* raw = instruction.get();
+  raw->parent_ = this;
+  instructions_.push_back(std::move(instruction));
+  if (raw->opcode() == Opcode::kParameter) {
+    int64_t n = raw->attrs().parameter_number;
+    // Guard against absurd numbers from damaged input: index only sane ones.
+    if (n >= 0 && n < (int64_t{1} << 20)) {
+      if (parameters_.size() <= static_cast<size_t>(n)) parameters_.resize(n + 1, nullptr);
+      if (!parameters_[n]) parameters_[n] = raw;
+    }
+  }
+  return raw;
+}
+
+absl::Status Computation::RemoveInstruction(Instruction* instruction) {
+  if (!instruction->users().empty()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "cannot remove '%s': it still has %d users", instruction->name(),
+        instruction->users().size()));
+  }
+  if (instruction == root_) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("cannot remove '%s': it is the root", instruction->name()));
+  }
+  for (auto& p : parameters_) {
+    if (p == instruction) p = nullptr;
+  }
+  instruction->ClearOperands();
+  for (auto& other : instructions_) {
+    auto& preds = other->control_predecessors_;
+    preds.erase(std::remove(preds.begin(), preds.end(), instruction), preds.end());
+  }
+  auto it = std::find_if(instructions_.begin(), instructions_.end(),
+                         [&](const auto& p) { return p.get() == instruction; });
+  if (it == instructions_.end()) {
+    return absl::NotFoundError(absl::StrFormat(
+        "'%s' is not in computation '%s'", instruction->name(), name_));
+  }
+  instructions_.erase(it);
+  return absl::OkStatus();
+}
+
+std::vector<Instruction*> Computation::instructions() const {
+  std::vector<Instruction*> out;
+  out.reserve(instructions_.size());
+  for (const auto& p : instructions_) out.push_back(p.get());
+  return out;
+}
+
+Instruction* Computation::Find(std::string_view name) const {
+  for (const auto& p : instructions_) {
+    if (p->name() == name) return p.get();
+  }
+  return nullptr;
+}
+
+std::vector<Instruction*> Computation::PostOrder() const {
+  // Iterative DFS so very deep graphs (long chains) cannot overflow the stack.
+  std::vector<Instruction*> order;
+  order.reserve(instructions_.size());
+  std::unordered_set<const Instruction*> done, on_stack;
+  auto visit = [&](Instruction* start) {
+    if (done.count(start)) return;
+    std::vector<std::pair<Instruction*, size_t>> stack = {{start, 0}};
+    on_stack.insert(start);
+    while (!stack.empty()) {
+      auto& [inst, next] = stack.back();
+      size_t n_ops = inst->operands().size();
+      size_t n_all = n_ops + inst->control_predecessors().size();
+      if (next < n_all) {
+        Instruction* dep = next < n_ops ? inst->operands()[next]
+                                        : inst->control_predecessors()[next - n_ops];
+        ++next;
+        // Skip finished nodes and cycles (the verifier reports cycles).
+        if (!done.count(dep) && !on_stack.count(dep)) {
+          on_stack.insert(dep);
+          stack.push_back({dep, 0});
+        }
+        continue;
+      }
+      done.insert(inst);
+      on_stack.erase(inst);
+      order.push_back(inst);
+      stack.pop_back();
+    }
+  };
+  for (const auto& p : instructions_) {
+    if (p.get() != root_) visit(p.get());
+  }
+  if (root_) {
+    // The root goes last even when something above already reached it.
+    if (done.count(root_)) {
+      order.erase(std::find(order.begin(), order.end(), root_));
+      order.push_back(root_);
+    } else {
+      visit(root_);
+    }
+  }
+  return order;
+}
+
+}  // namespace neuron::hlo
