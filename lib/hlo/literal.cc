@@ -94,7 +94,10 @@ void Literal::SetDouble(int64_t i, double value) {
   } else if (std::isnan(value)) {
     SetInt(i, 0);
   } else if (IsUnsignedInt(t) && value >= 9.2e18) {
-    SetRawBits(i, static_cast<uint64_t>(value));
+    // Saturate: converting a double at or past 2^64 (or inf) is undefined.
+    SetRawBits(i, value >= 18446744073709551616.0
+                      ? UINT64_MAX
+                      : static_cast<uint64_t>(value));
   } else {
     SetInt(i, static_cast<int64_t>(std::fmax(std::fmin(value, 9.2e18), -9.2e18)));
   }

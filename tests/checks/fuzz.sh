@@ -31,6 +31,7 @@ for fuzzer in "$dir"/*_fuzzer; do
     hlo_proto*) find "$ROOT/../shared/hlo" -name '*.pb' -size -64k 2>/dev/null | xargs -r cp -t "$corpus" ;;
   esac
   if "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 \
+       -artifact_prefix="$dir/$name-" \
        -print_final_stats=0 "$corpus" >"$dir/$name.log" 2>&1; then
     echo "fuzz $name: ok ($(grep -o 'Done [0-9]* runs' "$dir/$name.log" | tail -1))"
     passed=$((passed + 1))

@@ -355,3 +355,21 @@ TEST(IrTest, ReplaceUsesAndRemoveInstructions) {
 
 }  // namespace
 }  // namespace neuron::hlo
+
+namespace neuron::hlo {
+namespace {
+
+// Found by the fuzzer: an unsigned constant beyond 2^64 must saturate, not
+// hit undefined behaviour in the double-to-integer conversion.
+TEST(TextParserRegression, HugeUnsignedConstantSaturates) {
+  auto module = ParseText(
+      "HloModule m\nENTRY e {\n  ROOT c = u64[2] constant({1e30, inf})\n}\n",
+      "huge.hlo");
+  ASSERT_TRUE(module.ok()) << module.status();
+  const Literal& lit = *(*module)->entry()->root()->attrs().literal;
+  EXPECT_EQ(static_cast<uint64_t>(lit.GetInt(0)), UINT64_MAX);
+  EXPECT_EQ(static_cast<uint64_t>(lit.GetInt(1)), UINT64_MAX);
+}
+
+}  // namespace
+}  // namespace neuron::hlo
