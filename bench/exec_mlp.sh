@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# A 3-layer, 1024-wide fp32 MLP at batch 256 (relu(x W1 + b1) ... x W3 + b3):
+# per-execution time of neuron-exec next to numpy running the same math and
+# next to the GEMM library's own time for the three products (OpenBLAS, 2
+# threads). Goals: at least as fast as numpy; within 1.1x of the GEMMs.
+# All figures are the best of their runs (the machine is shared).
+# Usage: bench/exec_mlp.sh [RUNS]   (default 50)
+set -euo pipefail
+source "$(dirname "$0")/bench_common.sh"
+runs="${1:-50}"
+bench_build neuron-compile neuron-exec bench:gemm_peer
+
+cat >"$SCRATCH/mlp.hlo" <<'HLO'
+HloModule mlp
+ENTRY main {
+  x = f32[256,1024] parameter(0)
+  w1 = f32[1024,1024] parameter(1)
+  b1 = f32[1024] parameter(2)
+  w2 = f32[1024,1024] parameter(3)
+  b2 = f32[1024] parameter(4)
+  w3 = f32[1024,1024] parameter(5)
+  b3 = f32[1024] parameter(6)
+  zero = f32[] constant(0)
+  zeros = f32[256,1024] broadcast(zero), dimensions={}
+  d1 = f32[256,1024] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb1 = f32[256,1024] broadcast(b1), dimensions={1}
+  a1 = f32[256,1024] add(d1, bb1)
+  h1 = f32[256,1024] maximum(a1, zeros)
+  d2 = f32[256,1024] dot(h1, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb2 = f32[256,1024] broadcast(b2), dimensions={1}
+  a2 = f32[256,1024] add(d2, bb2)
+  h2 = f32[256,1024] maximum(a2, zeros)
+  d3 = f32[256,1024] dot(h2, w3), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb3 = f32[256,1024] broadcast(b3), dimensions={1}
+  ROOT out = f32[256,1024] add(d3, bb3)
+}
+HLO
+"$OUT/neuron-compile" compile "$SCRATCH/mlp.hlo" --target trn1 -o "$SCRATCH/mlp.neff"
+"$OUT/neuron-exec" "$SCRATCH/mlp.neff" --random-inputs -w 5 -n "$runs" --json >"$SCRATCH/ours.json"
+ours=$(json_field "$SCRATCH/ours.json" 'd["benchmark"]["latency_us"]["min"]')
+
+numpy=$(numpy_peer - "$runs" <<'PY'
+import sys, time
+import numpy as np
+runs = int(sys.argv[1])
+rng = np.random.default_rng(0)
+x = rng.uniform(-1, 1, (256, 1024)).astype(np.float32)
+ws = [rng.uniform(-1, 1, (1024, 1024)).astype(np.float32) for _ in range(3)]
+bs = [rng.uniform(-1, 1, 1024).astype(np.float32) for _ in range(3)]
+def mlp():
+    h = np.maximum(x @ ws[0] + bs[0], 0)
+    h = np.maximum(h @ ws[1] + bs[1], 0)
+    return h @ ws[2] + bs[2]
+for _ in range(5): mlp()
+best = 1e30
+for _ in range(runs):
+    t = time.perf_counter(); mlp(); best = min(best, time.perf_counter() - t)
+print(f"{best * 1e6:.1f}")
+PY
+)
+gemm=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$OUT/gemm_peer" 2 "$runs")
+
+printf '%-34s %12s\n' "3-layer MLP 256x1024 fp32" "us/exec"
+printf '%-34s %12s\n' "neuron-exec (ours)" "$ours"
+printf '%-34s %12s\n' "numpy (same math)" "$numpy"
+printf '%-34s %12s\n' "OpenBLAS sgemm x3 (products only)" "$gemm"
+echo "ours/numpy: $(ratio "$ours" "$numpy")x (goal <= 1.00: $(verdict "$ours <= $numpy"))"
+echo "ours/GEMM:  $(ratio "$ours" "$gemm")x (goal <= 1.10: $(verdict "$ours <= 1.1 * $gemm"))"

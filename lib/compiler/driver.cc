@@ -1,0 +1,197 @@
+#include "lib/compiler/driver.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lib/compiler/cache.h"
+#include "lib/compiler/compiler.h"
+#include "lib/compiler/diagnostics.h"
+#include "lib/compiler/error_codes.h"
+#include "lib/compiler/supported_ops.h"
+#include "lib/support/cli.h"
+#include "neuron/version.h"
+
+namespace neuron::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr char kTool[] = "neuron-compile";
+
+std::optional<std::string> Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+absl::StatusOr<std::string> ReadInput(const std::string& path) {
+  std::ostringstream ss;
+  if (path == "-") {
+    ss << std::cin.rdbuf();
+    return ss.str();
+  }
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    return CompileError(kErrInputUnreadable, absl::StrFormat("cannot read '%s': it is a directory", path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return CompileError(kErrInputUnreadable,
+                        absl::StrFormat("cannot read '%s': %s", path, std::strerror(errno)));
+  }
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Writes atomically (temporary file + rename) so a reader never sees half
+// a NEFF; "-" writes to stdout.
+absl::Status WriteOutput(const std::string& path, std::string_view bytes) {
+  if (path == "-") {
+    if (fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() || fflush(stdout) != 0) {
+      return CompileError(kErrOutputUnwritable, "cannot write the NEFF to standard output");
+    }
+    return absl::OkStatus();
+  }
+  std::string tmp = absl::StrFormat("%s.tmp-%d", path, static_cast<int>(getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return CompileError(kErrOutputUnwritable, absl::StrFormat("cannot write '%s': %s", path, std::strerror(errno)));
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return CompileError(kErrOutputUnwritable, absl::StrFormat("cannot write '%s': %s", path, ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+void WriteLogfile(const std::string& path, const std::string& text) {
+  if (path.empty()) return;
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  out << text;
+}
+
+// Saves the input next to the log file for a bug report.
+std::string SaveReproducer(const CompileOptions& o, std::string_view input) {
+  fs::path dir = o.logfile.empty() || o.logfile == "/dev/null" ? fs::path(".") : fs::path(o.logfile).parent_path();
+  if (dir.empty()) dir = ".";
+  fs::path repro = dir / absl::StrFormat("neuron-compile-repro-%d.hlo", static_cast<int>(getpid()));
+  std::ofstream out(repro, std::ios::binary | std::ios::trunc);
+  out.write(input.data(), static_cast<std::streamsize>(input.size()));
+  return out ? repro.string() : std::string();
+}
+
+int Compile(const CompileOptions& o) {
+  CompileLog log(o.verbose, o.output == "-");
+  log.Info(absl::StrFormat("neuron-compile %s: compiling %s for %s (-O%d, lnc %d)", NEURON_TOOLS_VERSION, o.input,
+                           o.target, o.optlevel, o.lnc));
+  auto fail = [&](const absl::Status& status, std::string_view input, std::optional<CompileCache> cache,
+                  const std::string& key) {
+    std::string message(status.message());
+    if (ErrorCodeOf(status) == kErrInternal) {
+      std::string repro = SaveReproducer(o, input);
+      if (!repro.empty()) absl::StrAppend(&message, " (reproducer saved to ", repro, ")");
+    }
+    log.Record(kError, message);
+    if (cache && ErrorCodeOf(status) != kErrOutputUnwritable) {
+      (void)cache->StoreFailure(key, message, log.text());
+    }
+    WriteLogfile(o.logfile, log.text());
+    PrintError(kTool, message);
+    return kExitFailure;
+  };
+
+  absl::StatusOr<std::string> input = ReadInput(o.input);
+  if (!input.ok()) return fail(input.status(), "", std::nullopt, "");
+
+  std::optional<CompileCache> cache;
+  std::string key;
+  if (!o.cache_dir.empty() && !o.no_cache) {
+    cache.emplace(o.cache_dir, NEURON_TOOLS_VERSION);
+    key = CompileCache::Key(NEURON_TOOLS_VERSION, NormalizedOptions(o), *input);
+    CacheEntry entry = cache->Lookup(key);
+    log.Info("Compile cache path: " + cache->EntryDir(key));
+    if (entry.kind == CacheEntry::kFailure && o.retry_failed_compilation) {
+      log.Info("Retrying a cached failed compilation at " + entry.dir);
+      (void)cache->Evict(key);
+    } else if (entry.kind == CacheEntry::kFailure) {
+      log.Warning(absl::StrCat("Got a cached failed neff at ", entry.dir, ". Will skip compilation"));
+      absl::Status cached = CompileError(kErrCachedFailure, absl::StrCat("cached failure: ", entry.error));
+      log.Record(kError, std::string(cached.message()));
+      WriteLogfile(o.logfile, log.text());
+      PrintError(kTool, std::string(cached.message()));
+      return kExitFailure;
+    } else if (entry.kind == CacheEntry::kSuccess) {
+      log.Info(absl::StrCat("Using a cached neff at ", entry.dir, "/model.neff. Exiting with a successfully compiled graph."));
+      if (absl::Status s = WriteOutput(o.output, entry.neff); !s.ok()) return fail(s, *input, std::nullopt, key);
+      WriteLogfile(o.logfile, log.text());
+      return kExitOk;
+    }
+  }
+
+  absl::StatusOr<CompileResult> result = absl::InternalError("not run");
+  try {
+    std::string display = o.input == "-" ? "<stdin>" : o.input;
+    result = CompileBytes(*input, display, o, log);
+  } catch (const std::exception& e) {
+    result = CompileError(kErrInternal, absl::StrCat("internal error: ", e.what()));
+  } catch (...) {
+    result = CompileError(kErrInternal, "internal error: unknown exception");
+  }
+  if (!result.ok()) return fail(AsInternalError(result.status()), *input, cache, key);
+  if (absl::Status s = WriteOutput(o.output, result->neff); !s.ok()) return fail(s, *input, std::nullopt, key);
+  log.Info(absl::StrFormat("Compilation successfully completed: %s (%zu bytes; peak scratch memory %d bytes)",
+                           o.output == "-" ? "<stdout>" : o.output, result->neff.size(),
+                           result->manifest.memory.scratch_peak));
+  if (cache) {
+    if (absl::Status s = cache->StoreSuccess(key, result->neff, log.text()); !s.ok()) {
+      log.Warning(absl::StrCat("compile cache not updated: ", s.message()));
+    }
+  }
+  WriteLogfile(o.logfile, log.text());
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunNeuronCompile(const std::vector<std::string>& args) {
+  absl::StatusOr<ParsedCommand> parsed =
+      ParseCommandLine(args, Env("NEURON_CC_FLAGS"), Env("NEURON_COMPILE_CACHE_URL"));
+  if (!parsed.ok()) {
+    PrintError(kTool, std::string(parsed.status().message()));
+    return kExitUsage;
+  }
+  switch (parsed->command) {
+    case Command::kHelp:
+      std::cout << GeneralHelp();
+      return kExitOk;
+    case Command::kCompileHelp:
+      std::cout << CompileHelp();
+      return kExitOk;
+    case Command::kVersion:
+      PrintVersion(kTool);
+      return kExitOk;
+    case Command::kListOperators:
+      for (const std::string& op : SupportedOperators()) std::cout << op << "\n";
+      return kExitOk;
+    case Command::kCompile:
+      return Compile(parsed->options);
+  }
+  return kExitFailure;
+}
+
+}  // namespace neuron::compiler

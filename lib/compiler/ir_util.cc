@@ -1,0 +1,209 @@
+#include "lib/compiler/ir_util.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace neuron::compiler {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+NameUniquer::NameUniquer(const hlo::Module& module) {
+  for (const hlo::Computation* c : module.computations()) {
+    used_.insert(c->name());
+    for (const Instruction* inst : c->instructions()) used_.insert(inst->name());
+  }
+}
+
+std::string NameUniquer::Get(std::string_view base) {
+  std::string b(base);
+  // Resume counting where this base left off: probing from 1 every time
+  // would make naming quadratic in the number of fusions.
+  int64_t& n = next_[b];
+  for (;;) {
+    std::string candidate = absl::StrCat(b, ".", ++n);
+    if (used_.insert(candidate).second) return candidate;
+  }
+}
+
+Instruction* AddInstruction(hlo::Computation* comp, Opcode op, std::string name, hlo::Shape shape,
+                            const std::vector<Instruction*>& operands) {
+  auto inst = std::make_unique<Instruction>(op, std::move(name), std::move(shape));
+  for (Instruction* o : operands) inst->AddOperand(o);
+  return comp->AddInstruction(std::move(inst));
+}
+
+Instruction* AddParameter(hlo::Computation* comp, int64_t number, std::string name, hlo::Shape shape) {
+  auto inst = std::make_unique<Instruction>(Opcode::kParameter, std::move(name), std::move(shape));
+  inst->attrs().parameter_number = number;  // before adding: the computation indexes it
+  return comp->AddInstruction(std::move(inst));
+}
+
+Instruction* AddScalarConstant(hlo::Computation* comp, NameUniquer& names, hlo::ElementType type,
+                               double value) {
+  hlo::Shape shape = hlo::Shape::Scalar(type);
+  Instruction* c = AddInstruction(comp, Opcode::kConstant, names.Get("constant"), shape);
+  hlo::Literal lit = hlo::Literal::Zeros(shape);
+  lit.SetDouble(0, value);
+  c->attrs().literal = std::move(lit);
+  return c;
+}
+
+Instruction* CloneInstruction(const Instruction& inst, hlo::Computation* comp, std::string name,
+                              const std::vector<Instruction*>& operands) {
+  auto copy = std::make_unique<Instruction>(inst.opcode(), std::move(name), inst.shape());
+  copy->set_opcode_text(inst.opcode_text());
+  copy->attrs() = inst.attrs();
+  copy->set_called_computations(inst.called_computations());
+  for (Instruction* o : operands) copy->AddOperand(o);
+  return comp->AddInstruction(std::move(copy));
+}
+
+hlo::Computation* AddScalarReducer(hlo::Module& module, NameUniquer& names, Opcode op,
+                                   hlo::ElementType type) {
+  auto comp = std::make_unique<hlo::Computation>(names.Get(std::string(hlo::OpcodeName(op)) + "_reducer"));
+  hlo::Shape s = hlo::Shape::Scalar(type);
+  Instruction* a = AddParameter(comp.get(), 0, names.Get("lhs"), s);
+  Instruction* b = AddParameter(comp.get(), 1, names.Get("rhs"), s);
+  Instruction* root = AddInstruction(comp.get(), op, names.Get("reduced"), s, {a, b});
+  comp->set_root(root);
+  return module.AddComputation(std::move(comp));
+}
+
+bool HasSideEffect(const Instruction& inst) {
+  switch (inst.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kRng:
+    case Opcode::kRngGetAndUpdateState:
+    case Opcode::kAfterAll:
+    case Opcode::kAddDependency:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kUnknown:
+      return true;
+    case Opcode::kCustomCall:
+      return inst.attrs().custom_call_has_side_effect;
+    default:
+      return hlo::IsCollective(inst.opcode());
+  }
+}
+
+size_t RemoveDeadInstructions(hlo::Computation* comp) {
+  size_t removed = 0;
+  // Users before operands, so one sweep removes whole dead chains.
+  std::vector<Instruction*> order = comp->PostOrder();
+  std::unordered_set<Instruction*> has_control_successor;
+  for (Instruction* inst : order) {
+    for (Instruction* pred : inst->control_predecessors()) has_control_successor.insert(pred);
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Instruction* inst = *it;
+    if (inst == comp->root() || !inst->users().empty() || HasSideEffect(*inst) ||
+        has_control_successor.count(inst) || !inst->control_predecessors().empty()) {
+      continue;
+    }
+    if (comp->RemoveInstruction(inst).ok()) ++removed;
+  }
+  return removed;
+}
+
+std::unique_ptr<hlo::Module> CompactModule(const hlo::Module& module) {
+  auto out = std::make_unique<hlo::Module>(module.name());
+  out->config() = module.config();
+  std::unordered_map<const hlo::Computation*, hlo::Computation*> comp_map;
+  // Computations reachable from the entry, callees first.
+  std::unordered_set<const hlo::Computation*> reachable;
+  std::vector<const hlo::Computation*> stack = {module.entry()};
+  while (!stack.empty()) {
+    const hlo::Computation* c = stack.back();
+    stack.pop_back();
+    if (!c || !reachable.insert(c).second) continue;
+    for (const Instruction* inst : c->instructions()) {
+      for (const hlo::Computation* callee : inst->called_computations()) stack.push_back(callee);
+    }
+  }
+  for (const hlo::Computation* c : module.PostOrder()) {
+    if (!reachable.count(c)) continue;
+    auto copy = std::make_unique<hlo::Computation>(c->name());
+    copy->set_id(c->id());
+    copy->set_line(c->line());
+    copy->set_execution_thread(c->execution_thread());
+    copy->set_is_fusion_computation(c->is_fusion_computation());
+    // Live: reachable from the root through operands and control edges,
+    // plus side-effecting instructions and every parameter.
+    std::unordered_set<const Instruction*> live;
+    std::vector<const Instruction*> work;
+    for (const Instruction* inst : c->instructions()) {
+      if (inst == c->root() || HasSideEffect(*inst)) work.push_back(inst);
+    }
+    while (!work.empty()) {
+      const Instruction* inst = work.back();
+      work.pop_back();
+      if (!live.insert(inst).second) continue;
+      for (const Instruction* o : inst->operands()) work.push_back(o);
+      for (const Instruction* p : inst->control_predecessors()) work.push_back(p);
+    }
+    std::unordered_map<const Instruction*, Instruction*> map;
+    for (const Instruction* inst : c->PostOrder()) {
+      if (!live.count(inst)) continue;
+      std::vector<Instruction*> operands;
+      for (const Instruction* o : inst->operands()) operands.push_back(map.at(o));
+      Instruction* n = CloneInstruction(*inst, copy.get(), inst->name(), operands);
+      n->set_id(inst->id());
+      n->set_line(inst->line());
+      std::vector<hlo::Computation*> callees;
+      for (const hlo::Computation* callee : inst->called_computations()) callees.push_back(comp_map.at(callee));
+      n->set_called_computations(std::move(callees));
+      map[inst] = n;
+    }
+    for (const Instruction* inst : c->instructions()) {
+      if (!live.count(inst)) continue;
+      for (const Instruction* p : inst->control_predecessors()) map.at(inst)->AddControlPredecessor(map.at(p));
+    }
+    if (c->root()) copy->set_root(map.at(c->root()));
+    comp_map[c] = out->AddComputation(std::move(copy));
+  }
+  out->set_entry(comp_map.count(module.entry()) ? comp_map.at(module.entry()) : nullptr);
+  return out;
+}
+
+std::optional<double> SplatValue(const Instruction& inst) {
+  const Instruction* c = &inst;
+  if (c->opcode() == Opcode::kBroadcast && c->operand_count() == 1 && c->operand(0)->shape().IsScalar()) {
+    c = c->operand(0);
+  }
+  if (c->opcode() != Opcode::kConstant || !c->attrs().literal) return std::nullopt;
+  const hlo::Literal& lit = *c->attrs().literal;
+  if (!lit.shape().IsArray() || lit.elided() || hlo::IsComplex(lit.shape().type)) return std::nullopt;
+  int64_t n = lit.element_count();
+  if (n == 0 || n > 1 << 16) return std::nullopt;
+  double v = lit.GetDouble(0);
+  for (int64_t i = 1; i < n; ++i) {
+    if (lit.GetDouble(i) != v) return std::nullopt;
+  }
+  return v;
+}
+
+std::unordered_set<const hlo::Computation*> EmbeddedComputations(const hlo::Module& module) {
+  std::unordered_set<const hlo::Computation*> out;
+  for (const hlo::Computation* c : module.computations()) {
+    for (const Instruction* inst : c->instructions()) {
+      switch (inst->opcode()) {
+        case Opcode::kWhile:
+        case Opcode::kConditional:
+        case Opcode::kCall:
+        case Opcode::kAsyncStart:
+          break;  // sequential bodies: regular code
+        default:
+          for (const hlo::Computation* callee : inst->called_computations()) out.insert(callee);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace neuron::compiler

@@ -1,0 +1,74 @@
+// Small IR helpers the passes share: unique names, building instructions,
+// cloning, removing dead instructions, and scalar reducer computations.
+#ifndef NEURON_LIB_COMPILER_IR_UTIL_H_
+#define NEURON_LIB_COMPILER_IR_UTIL_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "lib/hlo/module.h"
+
+namespace neuron::compiler {
+
+// Hands out names not yet used in the module ("fusion.3").
+class NameUniquer {
+ public:
+  explicit NameUniquer(const hlo::Module& module);
+  std::string Get(std::string_view base);
+
+ private:
+  std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, int64_t> next_;
+};
+
+// Adds a new instruction with operands to `comp`.
+hlo::Instruction* AddInstruction(hlo::Computation* comp, hlo::Opcode op, std::string name,
+                                 hlo::Shape shape, const std::vector<hlo::Instruction*>& operands = {});
+
+// Parameter `number` of `comp`.
+hlo::Instruction* AddParameter(hlo::Computation* comp, int64_t number, std::string name,
+                               hlo::Shape shape);
+
+// A scalar constant of `type`.
+hlo::Instruction* AddScalarConstant(hlo::Computation* comp, NameUniquer& names, hlo::ElementType type,
+                                    double value);
+
+// A copy of `inst` (attributes, called computations) with new operands,
+// added to `comp`.
+hlo::Instruction* CloneInstruction(const hlo::Instruction& inst, hlo::Computation* comp, std::string name,
+                                   const std::vector<hlo::Instruction*>& operands);
+
+// A computation (a, b) -> op(a, b) on scalars of `type`, added to the
+// module before its callers (for reduce's to_apply).
+hlo::Computation* AddScalarReducer(hlo::Module& module, NameUniquer& names, hlo::Opcode op,
+                                   hlo::ElementType type);
+
+// Side effects or state: never removed or merged.
+bool HasSideEffect(const hlo::Instruction& inst);
+
+// Removes instructions of `comp` that nothing uses and that have no side
+// effects (parameters and the root stay). Returns how many were removed.
+size_t RemoveDeadInstructions(hlo::Computation* comp);
+
+// A copy of the module without dead instructions (unused, no side
+// effects) and without computations nothing calls. Linear time: removing
+// instructions one by one from a Computation costs O(n) each, which made
+// passes quadratic on large modules; passes leave dead code behind and the
+// pipeline compacts after every pass that changed something.
+std::unique_ptr<hlo::Module> CompactModule(const hlo::Module& module);
+
+// The value of a constant (or broadcast of a scalar constant) whose
+// elements are all equal; nullopt otherwise.
+std::optional<double> SplatValue(const hlo::Instruction& inst);
+
+// Computations run as part of one instruction (fusion bodies, reducers,
+// comparators): passes that restructure programs leave them alone.
+std::unordered_set<const hlo::Computation*> EmbeddedComputations(const hlo::Module& module);
+
+}  // namespace neuron::compiler
+
+#endif  // NEURON_LIB_COMPILER_IR_UTIL_H_

@@ -1,0 +1,340 @@
+// Lowers the custom-calls whose meaning is known to plain HLO, so the rest
+// of the compiler and the executor never see them:
+//   - SPMD and placement annotations (Sharding, xla.sdy.FuncResultSharding,
+//     SPMDFullToShardShape, SPMDShardToFullShape, annotate_device_placement,
+//     MoveToHost, MoveToDevice, AwsNeuronTransferWithStaticRing): the
+//     identity on one device.
+//   - AwsNeuronSoftmax / AwsNeuronSoftmaxBackward (backend_config = the
+//     dimension): exp(x - max) / sum(exp(x - max)), and y * (dy - sum(dy * y)).
+//   - GEMMs (__cublas$gemm, __cublas$lt$matmul, __onednn$matmul): dot, with
+//     the dot dimension numbers of the gemm backend config (alpha 1, beta 0).
+//   - xla_builder.math.Acos: atan2(sqrt(1 - x*x), x).
+//   - domain instructions: the identity.
+//   - Convolutions (__cudnn$convForward, __cudnn$convBiasActivationForward
+//     with a bias and relu/no activation): convolution (+ bias, + relu).
+// Any other target is left alone; the support check reports it by name.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_format.h"
+#include "lib/compiler/diagnostics.h"
+#include "lib/compiler/error_codes.h"
+#include "lib/compiler/ir_util.h"
+#include "lib/compiler/passes/passes.h"
+#include "lib/hlo/shape_inference.h"
+#include "lib/support/parse.h"
+
+namespace neuron::compiler {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+using hlo::Shape;
+
+bool IsIdentityTarget(std::string_view t) {
+  return t == "Sharding" || t == "xla.sdy.FuncResultSharding" || t == "SPMDFullToShardShape" ||
+         t == "SPMDShardToFullShape" || t == "annotate_device_placement" || t == "MoveToHost" ||
+         t == "MoveToDevice" || t == "AwsNeuronTransferWithStaticRing";
+}
+
+bool IsGemmTarget(std::string_view t) {
+  return t == "__cublas$gemm" || t == "__cublas$lt$matmul" || t == "__onednn$matmul";
+}
+
+class Lowering {
+ public:
+  Lowering(hlo::Module& module) : module_(module), names_(module) {}
+
+  absl::StatusOr<bool> Run() {
+    bool changed = false;
+    for (hlo::Computation* c : module_.computations()) {
+      for (Instruction* inst : c->PostOrder()) {
+        if (inst->opcode() == Opcode::kDomain && inst->operand_count() == 1 &&
+            inst->operand(0)->shape().Compatible(inst->shape())) {
+          inst->ReplaceAllUsesWith(inst->operand(0));  // sharding domains mean nothing on one device
+          changed = true;
+          continue;
+        }
+        if (inst->opcode() != Opcode::kCustomCall) continue;
+        absl::StatusOr<Instruction*> lowered = Lower(c, inst);
+        if (!lowered.ok()) return lowered.status();
+        if (!*lowered) continue;
+        changed = true;
+        if (inst->shape().IsTuple()) {
+          if (absl::Status s = ReplaceTupleResult(inst, *lowered); !s.ok()) return s;
+        } else {
+          bool is_new = std::find(inst->operands().begin(), inst->operands().end(), *lowered) ==
+                        inst->operands().end();
+          if (is_new) (*lowered)->attrs().metadata = inst->attrs().metadata;
+          inst->ReplaceAllUsesWith(*lowered);
+        }
+      }
+    }
+    return changed;
+  }
+
+ private:
+  absl::StatusOr<Instruction*> Lower(hlo::Computation* c, Instruction* cc) {
+    const std::string& target = cc->attrs().custom_call_target;
+    if (IsIdentityTarget(target)) {
+      if (cc->operand_count() == 1 && cc->operand(0)->shape().Compatible(cc->shape())) return cc->operand(0);
+      return nullptr;  // reshaping annotations stay unsupported
+    }
+    if (target == "AwsNeuronSoftmax") return Softmax(c, cc);
+    if (target == "AwsNeuronSoftmaxBackward") return SoftmaxBackward(c, cc);
+    if (IsGemmTarget(target)) return Gemm(c, cc);
+    if (target == "__cudnn$convForward" || target == "__cudnn$convBiasActivationForward") {
+      return Convolution(c, cc);
+    }
+    if (target == "xla_builder.math.Acos") return Acos(c, cc);
+    return nullptr;
+  }
+
+  // acos(x) = atan2(sqrt(1 - x*x), x); NaN outside [-1, 1] as acos.
+  absl::StatusOr<Instruction*> Acos(hlo::Computation* c, Instruction* cc) {
+    if (hlo::IsComplex(cc->shape().type)) return nullptr;  // the support check names the complex type
+    if (cc->operand_count() != 1 || !hlo::IsFloatingPoint(cc->shape().type) ||
+        !cc->operand(0)->shape().Compatible(cc->shape())) {
+      return Bad(cc, "expected one floating-point operand of the result's shape");
+    }
+    Instruction* x = cc->operand(0);
+    Shape s = Shape::Array(x->shape().type, x->shape().dims);
+    Instruction* one = AddScalarConstant(c, names_, s.type, 1.0);
+    Instruction* ones = AddInstruction(c, Opcode::kBroadcast, names_.Get("broadcast"), s, {one});
+    ones->attrs().has_dimensions = true;
+    Instruction* sq = Binary(c, Opcode::kMultiply, x, x);
+    Instruction* rest = Binary(c, Opcode::kSubtract, ones, sq);
+    Instruction* root = AddInstruction(c, Opcode::kSqrt, names_.Get("sqrt"), s, {rest});
+    return Binary(c, Opcode::kAtan2, root, x);
+  }
+
+  // The lowered instruction must be well formed; vendor variants we do
+  // not model (e.g. vectorized int8 layouts) fail here, by name.
+  absl::StatusOr<Instruction*> Checked(Instruction* cc, Instruction* lowered) {
+    absl::StatusOr<std::optional<Shape>> inferred = hlo::InferShape(*lowered);
+    if (!inferred.ok()) return Bad(cc, absl::StrFormat("this form is not supported (%s)", std::string(inferred.status().message())));
+    if (*inferred && !(*inferred)->Compatible(lowered->shape())) {
+      return Bad(cc, absl::StrFormat("the result %s does not match the operation's %s", lowered->shape().ToString(false),
+                                     (*inferred)->ToString(false)));
+    }
+    return lowered;
+  }
+
+  absl::Status Bad(const Instruction* cc, std::string_view what) {
+    return CompileError(kErrBadCustomCall,
+                        absl::StrFormat("custom-call '%s': %s", cc->attrs().custom_call_target, what), cc);
+  }
+
+  absl::StatusOr<int64_t> SoftmaxDim(const Instruction* cc) {
+    const Shape& s = cc->operand(0)->shape();
+    std::string text = cc->attrs().backend_config;
+    if (text.empty()) return s.rank() - 1;
+    absl::StatusOr<int64_t> d = ParseSigned(text);
+    if (!d.ok() || *d < 0 || *d >= s.rank()) {
+      return Bad(cc, absl::StrFormat("backend_config '%s' is not a dimension of %s", text, s.ToString()));
+    }
+    return *d;
+  }
+
+  hlo::Computation* Reducer(Opcode op, hlo::ElementType type) {
+    auto key = std::make_pair(op, type);
+    auto it = reducers_.find(key);
+    if (it != reducers_.end()) return it->second;
+    return reducers_[key] = AddScalarReducer(module_, names_, op, type);
+  }
+
+  // reduce over `dim` then broadcast back to x's shape.
+  Instruction* ReduceBroadcast(hlo::Computation* c, Instruction* x, int64_t dim, Opcode op, double init) {
+    const Shape& s = x->shape();
+    Shape reduced = Shape::Array(s.type, {});
+    std::vector<int64_t> kept;
+    for (int64_t d = 0; d < s.rank(); ++d) {
+      if (d == dim) continue;
+      reduced.dims.push_back(s.dims[d]);
+      kept.push_back(d);
+    }
+    Instruction* init_value = AddScalarConstant(c, names_, s.type, init);
+    Instruction* r = AddInstruction(c, Opcode::kReduce, names_.Get("reduce"), reduced, {x, init_value});
+    r->attrs().dimensions = {dim};
+    r->attrs().has_dimensions = true;
+    r->AddCalledComputation(Reducer(op, s.type));
+    Instruction* b = AddInstruction(c, Opcode::kBroadcast, names_.Get("broadcast"),
+                                    Shape::Array(s.type, s.dims), {r});
+    b->attrs().dimensions = kept;
+    b->attrs().has_dimensions = true;
+    return b;
+  }
+
+  Instruction* Binary(hlo::Computation* c, Opcode op, Instruction* a, Instruction* b) {
+    return AddInstruction(c, op, names_.Get(std::string(hlo::OpcodeName(op))), Shape::Array(a->shape().type, a->shape().dims), {a, b});
+  }
+
+  absl::StatusOr<Instruction*> Softmax(hlo::Computation* c, Instruction* cc) {
+    if (cc->operand_count() != 1 || !hlo::IsFloatingPoint(cc->shape().type)) {
+      return Bad(cc, "expected one floating-point operand");
+    }
+    absl::StatusOr<int64_t> dim = SoftmaxDim(cc);
+    if (!dim.ok()) return dim.status();
+    Instruction* x = cc->operand(0);
+    Instruction* max = ReduceBroadcast(c, x, *dim, Opcode::kMaximum, -INFINITY);
+    Instruction* shifted = Binary(c, Opcode::kSubtract, x, max);
+    Instruction* e = AddInstruction(c, Opcode::kExp, names_.Get("exponential"),
+                                    Shape::Array(x->shape().type, x->shape().dims), {shifted});
+    Instruction* sum = ReduceBroadcast(c, e, *dim, Opcode::kAdd, 0.0);
+    return Binary(c, Opcode::kDivide, e, sum);
+  }
+
+  absl::StatusOr<Instruction*> SoftmaxBackward(hlo::Computation* c, Instruction* cc) {
+    if (cc->operand_count() != 2 || !cc->operand(0)->shape().Compatible(cc->operand(1)->shape())) {
+      return Bad(cc, "expected (gradient, softmax output) operands of one shape");
+    }
+    absl::StatusOr<int64_t> dim = SoftmaxDim(cc);
+    if (!dim.ok()) return dim.status();
+    Instruction* dy = cc->operand(0);
+    Instruction* y = cc->operand(1);
+    Instruction* prod = Binary(c, Opcode::kMultiply, dy, y);
+    Instruction* sum = ReduceBroadcast(c, prod, *dim, Opcode::kAdd, 0.0);
+    Instruction* diff = Binary(c, Opcode::kSubtract, dy, sum);
+    return Binary(c, Opcode::kMultiply, y, diff);
+  }
+
+  static std::vector<int64_t> JsonDims(const nlohmann::json& j, const char* key) {
+    std::vector<int64_t> out;
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_array()) return out;
+    for (const auto& v : *it) {
+      if (v.is_number_integer()) out.push_back(v.get<int64_t>());
+      if (v.is_string()) {
+        absl::StatusOr<int64_t> d = ParseSigned(v.get<std::string>());
+        if (d.ok()) out.push_back(*d);
+      }
+    }
+    return out;
+  }
+
+  absl::StatusOr<Instruction*> Gemm(hlo::Computation* c, Instruction* cc) {
+    if (cc->operand_count() < 2) return Bad(cc, "expected lhs and rhs operands");
+    Shape result = cc->shape().IsTuple() ? (cc->shape().tuple.empty() ? Shape() : cc->shape().tuple[0]) : cc->shape();
+    if (!result.IsArray()) return Bad(cc, "expected an array result");
+    hlo::DotDims dims;
+    nlohmann::json config = nlohmann::json::parse(cc->attrs().backend_config, nullptr, false);
+    if (!config.is_discarded() && config.is_object()) {
+      const nlohmann::json& g = config.contains("gemm_backend_config") ? config["gemm_backend_config"] : config;
+      if (g.contains("dot_dimension_numbers")) {
+        const nlohmann::json& d = g["dot_dimension_numbers"];
+        dims.lhs_contracting = JsonDims(d, "lhs_contracting_dimensions");
+        dims.rhs_contracting = JsonDims(d, "rhs_contracting_dimensions");
+        dims.lhs_batch = JsonDims(d, "lhs_batch_dimensions");
+        dims.rhs_batch = JsonDims(d, "rhs_batch_dimensions");
+      }
+      if (g.contains("beta") && g["beta"].is_number() && g["beta"].get<double>() != 0) {
+        return Bad(cc, "beta != 0 (accumulating into the output) is not supported");
+      }
+      if (g.contains("alpha_real") && g["alpha_real"].is_number() && g["alpha_real"].get<double>() != 1) {
+        return Bad(cc, "alpha != 1 is not supported");
+      }
+    }
+    if (dims.lhs_contracting.empty()) {
+      if (cc->operand(0)->shape().rank() != 2 || cc->operand(1)->shape().rank() != 2) {
+        return Bad(cc, "backend_config has no dot_dimension_numbers");
+      }
+      dims.lhs_contracting = {1};
+      dims.rhs_contracting = {0};
+    }
+    Instruction* dot = AddInstruction(c, Opcode::kDot, names_.Get("dot"), result,
+                                      {cc->operand(0), cc->operand(1)});
+    dot->attrs().dot = dims;
+    return Checked(cc, dot);
+  }
+
+  absl::StatusOr<Instruction*> Convolution(hlo::Computation* c, Instruction* cc) {
+    const hlo::Attributes& a = cc->attrs();
+    if (cc->operand_count() < 2 || !a.conv || !a.has_window) {
+      return Bad(cc, "expected input and kernel operands with window and dim_labels");
+    }
+    Shape result = cc->shape().IsTuple() ? (cc->shape().tuple.empty() ? Shape() : cc->shape().tuple[0]) : cc->shape();
+    if (!result.IsArray()) return Bad(cc, "expected an array result");
+    bool with_bias = a.custom_call_target == "__cudnn$convBiasActivationForward";
+    if (!with_bias && cc->operand_count() != 2) return Bad(cc, "expected two operands");
+    if (with_bias && cc->operand_count() != 3) {
+      return Bad(cc, "only the (input, kernel, bias) form is supported, not a side input");
+    }
+    Instruction* conv = AddInstruction(c, Opcode::kConvolution, names_.Get("convolution"), result,
+                                       {cc->operand(0), cc->operand(1)});
+    conv->attrs().conv = a.conv;
+    conv->attrs().window = a.window;
+    conv->attrs().has_window = true;
+    conv->attrs().feature_group_count = a.feature_group_count;
+    conv->attrs().batch_group_count = a.batch_group_count;
+    if (absl::StatusOr<Instruction*> ok = Checked(cc, conv); !ok.ok()) return ok.status();
+    if (!with_bias) return conv;
+    std::string activation = "kNone";
+    nlohmann::json config = nlohmann::json::parse(a.backend_config, nullptr, false);
+    if (!config.is_discarded() && config.is_object()) {
+      const nlohmann::json& k = config.contains("cudnn_conv_backend_config") ? config["cudnn_conv_backend_config"] : config;
+      if (k.contains("activation_mode") && k["activation_mode"].is_string()) activation = k["activation_mode"];
+      // The proto enum by number: 0 kNone, 2 kRelu.
+      if (activation == "0") activation = "kNone";
+      if (activation == "2") activation = "kRelu";
+      if (k.contains("activation_mode") && k["activation_mode"].is_number_integer()) {
+        int64_t mode = k["activation_mode"].get<int64_t>();
+        activation = mode == 0 ? "kNone" : mode == 2 ? "kRelu" : std::to_string(mode);
+      }
+      if (k.contains("conv_result_scale") && k["conv_result_scale"].is_number() &&
+          k["conv_result_scale"].get<double>() != 1) {
+        return Bad(cc, "conv_result_scale != 1 is not supported");
+      }
+    }
+    if (activation != "kNone" && activation != "kRelu") {
+      return Bad(cc, absl::StrFormat("activation_mode '%s' is not supported (kNone, kRelu)", activation));
+    }
+    Instruction* bias = cc->operand(2);
+    if (bias->shape().rank() != 1 || bias->shape().type != result.type) return Bad(cc, "bias must be a vector of the result type");
+    Instruction* b = AddInstruction(c, Opcode::kBroadcast, names_.Get("broadcast"), Shape::Array(result.type, result.dims), {bias});
+    b->attrs().dimensions = {a.conv->output_feature};
+    b->attrs().has_dimensions = true;
+    Instruction* out = Binary(c, Opcode::kAdd, conv, b);
+    if (activation == "kRelu") {
+      Instruction* zero = AddScalarConstant(c, names_, result.type, 0.0);
+      Instruction* zeros = AddInstruction(c, Opcode::kBroadcast, names_.Get("broadcast"), Shape::Array(result.type, result.dims), {zero});
+      zeros->attrs().dimensions = {};
+      zeros->attrs().has_dimensions = true;
+      out = Binary(c, Opcode::kMaximum, out, zeros);
+    }
+    return out;
+  }
+
+  // A tuple-shaped GEMM/convolution returns (result, scratch): users read
+  // element 0 through get-tuple-element; the scratch must be unused.
+  absl::Status ReplaceTupleResult(Instruction* cc, Instruction* value) {
+    if (cc->parent() && cc->parent()->root() == cc) return Bad(cc, "its tuple result is the computation's root");
+    std::vector<Instruction*> users = cc->users();
+    for (Instruction* u : users) {
+      if (u->opcode() != Opcode::kGetTupleElement) return Bad(cc, "its result is used other than through get-tuple-element");
+      if (u->attrs().tuple_index == 0) {
+        u->ReplaceAllUsesWith(value);
+      } else if (!u->users().empty()) {
+        return Bad(cc, "its scratch output is used");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  hlo::Module& module_;
+  NameUniquer names_;
+  std::map<std::pair<Opcode, hlo::ElementType>, hlo::Computation*> reducers_;
+};
+
+class CustomCallLowering : public Pass {
+ public:
+  std::string_view Name() const override { return "custom-call-lowering"; }
+  absl::StatusOr<bool> Run(hlo::Module& module) override { return Lowering(module).Run(); }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> MakeCustomCallLoweringPass() { return std::make_unique<CustomCallLowering>(); }
+
+}  // namespace neuron::compiler

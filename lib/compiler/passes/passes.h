@@ -1,0 +1,31 @@
+// Factories for the compiler's passes; each pass lives in its own file
+// (passes/<name>.cc) and is documented there.
+#ifndef NEURON_LIB_COMPILER_PASSES_PASSES_H_
+#define NEURON_LIB_COMPILER_PASSES_PASSES_H_
+
+#include <memory>
+
+#include "lib/compiler/options.h"
+#include "lib/compiler/pass.h"
+
+namespace neuron::compiler {
+
+std::unique_ptr<Pass> MakeCustomCallLoweringPass();        // "custom-call-lowering"
+std::unique_ptr<Pass> MakeDeadCodeEliminationPass();       // "dce"
+std::unique_ptr<Pass> MakeConstantFoldingPass();           // "constant-folding"
+std::unique_ptr<Pass> MakeAlgebraicSimplifierPass();       // "algebraic-simplifier"
+std::unique_ptr<Pass> MakeCsePass();                       // "cse"
+std::unique_ptr<Pass> MakeTransposeFoldingPass(bool convolutions);  // "transpose-folding[-conv]"
+
+struct FusionConfig {
+  bool fuse_reduce_producers = false;  // O3 / transformer: reduce into its elementwise consumer
+  const char* name = "elementwise-fusion";
+};
+std::unique_ptr<Pass> MakeElementwiseFusionPass(FusionConfig config);
+
+std::unique_ptr<Pass> MakeAutocastPass(AutoCast mode, AutoCastType type, bool mixed_accumulation);  // "autocast"
+std::unique_ptr<Pass> MakeSaturateConvertsPass();          // "saturate-converts"
+
+}  // namespace neuron::compiler
+
+#endif  // NEURON_LIB_COMPILER_PASSES_PASSES_H_

@@ -1,0 +1,96 @@
+#include "lib/compiler/supported_ops.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "lib/compiler/diagnostics.h"
+#include "lib/compiler/error_codes.h"
+
+namespace neuron::compiler {
+
+using hlo::Opcode;
+
+bool IsSupportedOpcode(Opcode op) {
+  switch (op) {
+    // Host transfers, dynamic shapes, and linear algebra the device lacks.
+    case Opcode::kUnknown:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kDynamicReshape:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kGetDimensionSize:
+    case Opcode::kFft:
+    case Opcode::kCholesky:
+    case Opcode::kTriangularSolve:
+    case Opcode::kRaggedAllToAll:
+    case Opcode::kRaggedDot:
+    case Opcode::kScan:
+    case Opcode::kDomain:
+      return false;
+    default:
+      return true;
+  }
+}
+
+std::vector<std::string> SupportedOperators() {
+  std::vector<std::string> out;
+  for (int i = 0; i < static_cast<int>(Opcode::kUnknown); ++i) {
+    Opcode op = static_cast<Opcode>(i);
+    // custom-call is listed through its lowered targets, not as an operator.
+    if (IsSupportedOpcode(op) && op != Opcode::kCustomCall) out.emplace_back(hlo::OpcodeName(op));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> LoweredCustomCallTargets() {
+  std::vector<std::string> out = {"AwsNeuronSoftmax", "AwsNeuronSoftmaxBackward", "AwsNeuronTransferWithStaticRing",
+                                  "MoveToDevice", "MoveToHost", "SPMDFullToShardShape", "SPMDShardToFullShape",
+                                  "Sharding", "__cublas$gemm", "__cublas$lt$matmul", "__cudnn$convBiasActivationForward",
+                                  "__cudnn$convForward", "__onednn$matmul", "annotate_device_placement",
+                                  "xla.sdy.FuncResultSharding"};
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+bool HasComplex(const hlo::Shape& s) {
+  if (s.IsTuple()) return std::any_of(s.tuple.begin(), s.tuple.end(), HasComplex);
+  return hlo::IsComplex(s.type);
+}
+bool HasDynamic(const hlo::Shape& s) {
+  if (s.IsTuple()) return std::any_of(s.tuple.begin(), s.tuple.end(), HasDynamic);
+  return std::any_of(s.dynamic.begin(), s.dynamic.end(), [](bool b) { return b; });
+}
+}  // namespace
+
+absl::Status CheckSupported(const hlo::Module& module) {
+  for (const hlo::Computation* c : module.PostOrder()) {
+    for (const hlo::Instruction* inst : c->instructions()) {
+      if (inst->opcode() == Opcode::kCustomCall) {
+        return CompileError(kErrUnsupportedCustomCall,
+                            absl::StrFormat("unsupported custom-call target '%s'", inst->attrs().custom_call_target),
+                            inst);
+      }
+      if (!IsSupportedOpcode(inst->opcode())) {
+        return CompileError(kErrUnsupportedOperator,
+                            absl::StrFormat("unsupported operator '%s'", inst->opcode_text()), inst);
+      }
+      if (HasDynamic(inst->shape())) {
+        return CompileError(kErrDynamicShape,
+                            absl::StrFormat("dynamic shape %s", inst->shape().ToString(false)), inst);
+      }
+      if (HasComplex(inst->shape())) {
+        return CompileError(kErrComplexType,
+                            absl::StrFormat("complex type in %s", inst->shape().ToString(false)), inst);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace neuron::compiler

@@ -1,0 +1,366 @@
+#include "lib/kernels/dot_conv.h"
+
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "lib/kernels/data_movement.h"
+#include "lib/kernels/element_convert.h"
+#include "lib/kernels/gemm.h"
+
+namespace neuron::kernels {
+namespace {
+
+using ET = hlo::ElementType;
+
+bool IsIdentity(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
+std::vector<int64_t> Permuted(const std::vector<int64_t>& dims, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> r;
+  for (int64_t p : perm) r.push_back(dims[p]);
+  return r;
+}
+
+// An operand brought into the compute domain with a given dim order,
+// using the caller's memory directly when nothing needs to change.
+class OperandPrep {
+ public:
+  void Init(const hlo::Shape& s, std::vector<int64_t> perm, Domain dom) {
+    type_ = s.type;
+    dom_ = dom;
+    perm_ = std::move(perm);
+    identity_ = IsIdentity(perm_);
+    in_place_ = identity_ && DomainOf(type_) == dom &&
+                (type_ == ET::kF32 || type_ == ET::kF64 || type_ == ET::kS64 || type_ == ET::kU64);
+    permuted_ = Buf::Of(type_, Permuted(s.dims, perm_));
+    if (!identity_) perm_bytes_.resize(permuted_.bytes + 1);
+    if (!in_place_) domain_.resize(permuted_.count * DomainBytes(dom) + 16);
+  }
+  const void* Prepare(const Buf& in) {
+    if (in_place_) return in.data;
+    const uint8_t* src = in.data;
+    if (!identity_) {
+      permuted_.data = perm_bytes_.data();
+      Transpose(in, perm_, permuted_);
+      src = permuted_.data;
+    }
+    LoadToDomain(type_, src, permuted_.count, domain_.data());
+    return domain_.data();
+  }
+
+ private:
+  ET type_ = ET::kInvalid;
+  Domain dom_ = Domain::kF32;
+  std::vector<int64_t> perm_;
+  bool identity_ = true, in_place_ = false;
+  Buf permuted_;
+  std::vector<uint8_t> perm_bytes_;
+  std::vector<uint8_t> domain_;
+};
+
+Domain ComputeDomain(ET a, ET b, ET out) {
+  if (hlo::IsComplex(a) || hlo::IsComplex(b) || hlo::IsComplex(out))
+    return (a == ET::kC128 || b == ET::kC128 || out == ET::kC128) ? Domain::kC128 : Domain::kC64;
+  if (a == ET::kF64 || b == ET::kF64 || out == ET::kF64) return Domain::kF64;
+  if (DomainOf(a) == Domain::kI64 && DomainOf(b) == Domain::kI64) return Domain::kI64;
+  if (DomainOf(a) == Domain::kI64 || DomainOf(b) == Domain::kI64) return Domain::kF64;
+  return Domain::kF32;
+}
+
+// Batched C[b] = A[b] (m x k) * B[b] (k x n) in a domain; A/B may be
+// stored transposed.
+void BatchedGemm(Domain dom, int64_t batch, int64_t m, int64_t n, int64_t k, bool ta,
+                 const void* a, bool tb, const void* b, void* c) {
+  for (int64_t i = 0; i < batch; ++i) {
+    if (dom == Domain::kF32) {
+      const float* A = static_cast<const float*>(a) + i * m * k;
+      const float* B = static_cast<const float*>(b) + i * k * n;
+      Sgemm(ta, tb, m, n, k, A, ta ? m : k, B, tb ? k : n, static_cast<float*>(c) + i * m * n, n);
+    } else if (dom == Domain::kF64) {
+      const double* A = static_cast<const double*>(a) + i * m * k;
+      const double* B = static_cast<const double*>(b) + i * k * n;
+      Dgemm(ta, tb, m, n, k, A, ta ? m : k, B, tb ? k : n, static_cast<double*>(c) + i * m * n, n);
+    } else if (IsComplexDomain(dom)) {
+      // Complex products: a plain loop in complex<double>.
+      auto at = [&](const void* p, int64_t idx) -> std::complex<double> {
+        if (dom == Domain::kC64) { auto v = static_cast<const std::complex<float>*>(p)[idx]; return {v.real(), v.imag()}; }
+        return static_cast<const std::complex<double>*>(p)[idx];
+      };
+      for (int64_t x = 0; x < m; ++x)
+        for (int64_t y = 0; y < n; ++y) {
+          std::complex<double> acc = 0;
+          for (int64_t z = 0; z < k; ++z)
+            acc += at(a, i * m * k + (ta ? z * m + x : x * k + z)) * at(b, i * k * n + (tb ? y * k + z : z * n + y));
+          int64_t o = i * m * n + x * n + y;
+          if (dom == Domain::kC64) static_cast<std::complex<float>*>(c)[o] = {static_cast<float>(acc.real()), static_cast<float>(acc.imag())};
+          else static_cast<std::complex<double>*>(c)[o] = acc;
+        }
+    } else {
+      const int64_t* A = static_cast<const int64_t*>(a) + i * m * k;
+      const int64_t* B = static_cast<const int64_t*>(b) + i * k * n;
+      int64_t* C = static_cast<int64_t*>(c) + i * m * n;
+      for (int64_t x = 0; x < m; ++x)
+        for (int64_t y = 0; y < n; ++y) {
+          uint64_t acc = 0;
+          for (int64_t z = 0; z < k; ++z) {
+            int64_t av = ta ? A[z * m + x] : A[x * k + z];
+            int64_t bv = tb ? B[y * k + z] : B[z * n + y];
+            acc += static_cast<uint64_t>(av) * static_cast<uint64_t>(bv);
+          }
+          C[x * n + y] = static_cast<int64_t>(acc);
+        }
+    }
+  }
+}
+
+// Integer inputs loaded as int64 but computed in f64 (mixed dots).
+void ToF64InPlace(ET type, void* data, int64_t n) {
+  if (DomainOf(type) != Domain::kI64) return;
+  int64_t* p = static_cast<int64_t*>(data);
+  double* d = static_cast<double*>(data);
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<double>(p[i]);
+}
+
+void StoreResult(Domain dom, const void* c, Buf& out) {
+  if (DomainOf(out.type) == dom) {
+    StoreFromDomain(out.type, c, out.count, out.data);
+    return;
+  }
+  for (int64_t i = 0; i < out.count; ++i) {
+    double v = dom == Domain::kF32 ? static_cast<const float*>(c)[i]
+               : dom == Domain::kF64 ? static_cast<const double*>(c)[i]
+                                     : static_cast<double>(static_cast<const int64_t*>(c)[i]);
+    if (DomainOf(out.type) == Domain::kI64 && dom == Domain::kI64)
+      StoreInt(out.type, out.data, i, static_cast<const int64_t*>(c)[i]);
+    else
+      StoreDouble(out.type, out.data, i, v);
+  }
+}
+
+class GeneralDot : public DotKernel {
+ public:
+  absl::Status Init(const hlo::Shape& lhs, const hlo::Shape& rhs, const hlo::DotDims& d,
+                    const hlo::Shape& out) {
+    dom_ = ComputeDomain(lhs.type, rhs.type, out.type);
+    if (IsComplexDomain(dom_) && (DomainOf(lhs.type) != dom_ || DomainOf(rhs.type) != dom_ || DomainOf(out.type) != dom_))
+      return absl::UnimplementedError("dot mixing complex and real operands");
+    lhs_type_ = lhs.type;
+    rhs_type_ = rhs.type;
+    auto free_dims = [](int64_t rank, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+      std::vector<int64_t> f;
+      for (int64_t i = 0; i < rank; ++i)
+        if (std::find(a.begin(), a.end(), i) == a.end() && std::find(b.begin(), b.end(), i) == b.end())
+          f.push_back(i);
+      return f;
+    };
+    std::vector<int64_t> lf = free_dims(lhs.rank(), d.lhs_batch, d.lhs_contracting);
+    std::vector<int64_t> rf = free_dims(rhs.rank(), d.rhs_batch, d.rhs_contracting);
+    batch_ = 1;
+    for (int64_t b : d.lhs_batch) batch_ *= lhs.dims[b];
+    m_ = 1;
+    for (int64_t f : lf) m_ *= lhs.dims[f];
+    n_ = 1;
+    for (int64_t f : rf) n_ *= rhs.dims[f];
+    k_ = 1;
+    for (int64_t c : d.lhs_contracting) k_ *= lhs.dims[c];
+    // lhs as [B, M, K] or, when cheaper, [B, K, M] (transposed GEMM).
+    std::vector<int64_t> lmk = d.lhs_batch, lkm = d.lhs_batch;
+    lmk.insert(lmk.end(), lf.begin(), lf.end());
+    lmk.insert(lmk.end(), d.lhs_contracting.begin(), d.lhs_contracting.end());
+    lkm.insert(lkm.end(), d.lhs_contracting.begin(), d.lhs_contracting.end());
+    lkm.insert(lkm.end(), lf.begin(), lf.end());
+    ta_ = !IsIdentity(lmk) && IsIdentity(lkm);
+    lhs_.Init(lhs, ta_ ? lkm : lmk, dom_);
+    std::vector<int64_t> rkn = d.rhs_batch, rnk = d.rhs_batch;
+    rkn.insert(rkn.end(), d.rhs_contracting.begin(), d.rhs_contracting.end());
+    rkn.insert(rkn.end(), rf.begin(), rf.end());
+    rnk.insert(rnk.end(), rf.begin(), rf.end());
+    rnk.insert(rnk.end(), d.rhs_contracting.begin(), d.rhs_contracting.end());
+    tb_ = !IsIdentity(rkn) && IsIdentity(rnk);
+    rhs_.Init(rhs, tb_ ? rnk : rkn, dom_);
+    out_in_place_ = DomainOf(out.type) == dom_ &&
+                    (out.type == ET::kF32 || out.type == ET::kF64 || out.type == ET::kS64 || out.type == ET::kU64);
+    if (!out_in_place_) result_.resize(batch_ * m_ * n_ * DomainBytes(dom_) + 16);
+    return absl::OkStatus();
+  }
+
+  void Run(const Buf& lhs, const Buf& rhs, Buf& out) override {
+    const void* a = lhs_.Prepare(lhs);
+    const void* b = rhs_.Prepare(rhs);
+    if (dom_ == Domain::kF64) {
+      // Mixed int/float dots: widen integer operands.
+      if (DomainOf(lhs_type_) == Domain::kI64) { ToF64InPlace(lhs_type_, const_cast<void*>(a), lhs.count); }
+      if (DomainOf(rhs_type_) == Domain::kI64) { ToF64InPlace(rhs_type_, const_cast<void*>(b), rhs.count); }
+    }
+    void* c = out_in_place_ ? static_cast<void*>(out.data) : result_.data();
+    BatchedGemm(dom_, batch_, m_, n_, k_, ta_, a, tb_, b, c);
+    if (!out_in_place_) StoreResult(dom_, c, out);
+  }
+
+ private:
+  Domain dom_ = Domain::kF32;
+  ET lhs_type_ = ET::kInvalid, rhs_type_ = ET::kInvalid;
+  int64_t batch_ = 1, m_ = 1, n_ = 1, k_ = 1;
+  bool ta_ = false, tb_ = false, out_in_place_ = false;
+  OperandPrep lhs_, rhs_;
+  std::vector<uint8_t> result_;
+};
+
+// Convolution through im2col: canonical input [N, C, S...], kernel
+// [O, I, K...], output [N, O, S'...] computed per image and group.
+class ConvKernel : public DotKernel {
+ public:
+  absl::Status Init(const hlo::Shape& in, const hlo::Shape& ker, const hlo::Shape& out,
+                    const hlo::Attributes& attrs) {
+    const hlo::ConvDims& d = *attrs.conv;
+    dom_ = ComputeDomain(in.type, ker.type, out.type);
+    if (IsComplexDomain(dom_)) return absl::UnimplementedError("complex convolution");
+    if (dom_ == Domain::kI64) dom_ = Domain::kF64;
+    in_type_ = in.type;
+    ker_type_ = ker.type;
+    nsp_ = static_cast<int64_t>(d.input_spatial.size());
+    std::vector<int64_t> in_perm = {d.input_batch, d.input_feature};
+    in_perm.insert(in_perm.end(), d.input_spatial.begin(), d.input_spatial.end());
+    std::vector<int64_t> k_perm = {d.kernel_output_feature, d.kernel_input_feature};
+    k_perm.insert(k_perm.end(), d.kernel_spatial.begin(), d.kernel_spatial.end());
+    in_.Init(in, in_perm, dom_);
+    ker_.Init(ker, k_perm, dom_);
+    // Output canonical [N, O, S'...] -> actual layout: out dim i takes
+    // canonical dim inv[i].
+    std::vector<int64_t> canon_of_out(out.rank());
+    canon_of_out[d.output_batch] = 0;
+    canon_of_out[d.output_feature] = 1;
+    for (int64_t s = 0; s < nsp_; ++s) canon_of_out[d.output_spatial[s]] = 2 + s;
+    out_perm_ = canon_of_out;
+    n_ = in.dims[d.input_batch];
+    c_ = in.dims[d.input_feature];
+    o_ = ker.dims[d.kernel_output_feature];
+    ci_ = ker.dims[d.kernel_input_feature];
+    on_ = out.dims[d.output_batch];
+    for (int64_t s = 0; s < nsp_; ++s) {
+      in_sp_.push_back(in.dims[d.input_spatial[s]]);
+      k_sp_.push_back(ker.dims[d.kernel_spatial[s]]);
+      out_sp_.push_back(out.dims[d.output_spatial[s]]);
+      const hlo::WindowDim w = s < static_cast<int64_t>(attrs.window.size())
+                                   ? attrs.window[s] : hlo::WindowDim{};
+      win_.push_back(w);
+    }
+    fgc_ = attrs.feature_group_count;
+    bgc_ = attrs.batch_group_count;
+    ks_ = 1;
+    for (int64_t k : k_sp_) ks_ *= k;
+    os_ = 1;
+    for (int64_t o : out_sp_) os_ *= o;
+    is_ = 1;
+    for (int64_t i : in_sp_) is_ *= i;
+    col_.resize(static_cast<size_t>(ci_ * ks_ * os_) * 8 + 8);
+    canon_out_.resize(static_cast<size_t>(on_ * o_ * os_) * 8 + 8);
+    canon_dims_ = {on_, o_};
+    canon_dims_.insert(canon_dims_.end(), out_sp_.begin(), out_sp_.end());
+    canon_store_.resize(static_cast<size_t>(on_ * o_ * os_) * hlo::StorageBytes(out.type) + 8);
+    return absl::OkStatus();
+  }
+
+  template <typename F>
+  void RunTyped(const F* x, const F* w, F* y) {
+    int64_t og = o_ / (fgc_ * bgc_);  // output features per group
+    F* col = reinterpret_cast<F*>(col_.data());
+    std::vector<int64_t> opos(nsp_), kpos(nsp_);
+    for (int64_t n = 0; n < on_; ++n) {
+      for (int64_t g = 0; g < fgc_ * bgc_; ++g) {
+        // Feature groups take input channels [g*ci, (g+1)*ci); batch groups
+        // take input images g*on + n over all channels.
+        int64_t img = bgc_ > 1 ? g * on_ + n : n;
+        int64_t c0 = bgc_ > 1 ? 0 : g * ci_;
+        const F* xin = x + (img * c_ + c0) * is_;
+        // Build col[ci * ks, os].
+        for (int64_t c = 0; c < ci_; ++c) {
+          for (int64_t kk = 0; kk < ks_; ++kk) {
+            int64_t rem = kk;
+            for (int64_t s = nsp_ - 1; s >= 0; --s) { kpos[s] = rem % k_sp_[s]; rem /= k_sp_[s]; }
+            F* row = col + (c * ks_ + kk) * os_;
+            for (int64_t oo = 0; oo < os_; ++oo) {
+              int64_t r2 = oo;
+              for (int64_t s = nsp_ - 1; s >= 0; --s) { opos[s] = r2 % out_sp_[s]; r2 /= out_sp_[s]; }
+              int64_t off = 0;
+              bool valid = true;
+              for (int64_t s = 0; s < nsp_ && valid; ++s) {
+                const hlo::WindowDim& w = win_[s];
+                int64_t kp = w.reversal ? k_sp_[s] - 1 - kpos[s] : kpos[s];
+                int64_t p = opos[s] * w.stride - w.pad_low + kp * w.window_dilation;
+                if (p < 0 || p % w.base_dilation != 0) { valid = false; break; }
+                p /= w.base_dilation;
+                if (p >= in_sp_[s]) { valid = false; break; }
+                off = off * in_sp_[s] + p;
+              }
+              row[oo] = valid ? xin[c * is_ + off] : F(0);
+            }
+          }
+        }
+        const F* wg = w + (g * og) * ci_ * ks_;
+        F* yo = y + (n * o_ + g * og) * os_;
+        if constexpr (sizeof(F) == 4)
+          Sgemm(false, false, og, os_, ci_ * ks_, wg, ci_ * ks_, col, os_, yo, os_);
+        else
+          Dgemm(false, false, og, os_, ci_ * ks_, wg, ci_ * ks_, col, os_, yo, os_);
+      }
+    }
+  }
+
+  void Run(const Buf& input, const Buf& kernel, Buf& out) override {
+    const void* x = in_.Prepare(input);
+    const void* w = ker_.Prepare(kernel);
+    if (dom_ == Domain::kF64) {
+      if (DomainOf(in_type_) == Domain::kI64) ToF64InPlace(in_type_, const_cast<void*>(x), input.count);
+      if (DomainOf(ker_type_) == Domain::kI64) ToF64InPlace(ker_type_, const_cast<void*>(w), kernel.count);
+    }
+    if (dom_ == Domain::kF32)
+      RunTyped(static_cast<const float*>(x), static_cast<const float*>(w), reinterpret_cast<float*>(canon_out_.data()));
+    else
+      RunTyped(static_cast<const double*>(x), static_cast<const double*>(w), reinterpret_cast<double*>(canon_out_.data()));
+    Buf canon = Buf::Of(out.type, canon_dims_);
+    canon.data = canon_store_.data();
+    StoreResult(dom_, canon_out_.data(), canon);
+    Transpose(canon, out_perm_, out);
+  }
+
+ private:
+  Domain dom_ = Domain::kF32;
+  ET in_type_ = ET::kInvalid, ker_type_ = ET::kInvalid;
+  OperandPrep in_, ker_;
+  int64_t nsp_ = 0, n_ = 0, c_ = 0, o_ = 0, ci_ = 0, on_ = 0, fgc_ = 1, bgc_ = 1;
+  int64_t ks_ = 1, os_ = 1, is_ = 1;
+  std::vector<int64_t> in_sp_, k_sp_, out_sp_, out_perm_, canon_dims_;
+  std::vector<hlo::WindowDim> win_;
+  std::vector<uint8_t> col_, canon_out_, canon_store_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DotKernel>> PlanDot(const hlo::Shape& lhs, const hlo::Shape& rhs,
+                                                   const hlo::DotDims& dims,
+                                                   const hlo::Shape& out) {
+  auto k = std::make_unique<GeneralDot>();
+  absl::Status s = k->Init(lhs, rhs, dims, out);
+  if (!s.ok()) return s;
+  return std::unique_ptr<DotKernel>(std::move(k));
+}
+
+absl::StatusOr<std::unique_ptr<DotKernel>> PlanConvolution(const hlo::Shape& input,
+                                                           const hlo::Shape& kernel,
+                                                           const hlo::Shape& out,
+                                                           const hlo::Attributes& attrs) {
+  if (!attrs.conv) return absl::InvalidArgumentError("convolution without dim_labels");
+  auto k = std::make_unique<ConvKernel>();
+  absl::Status s = k->Init(input, kernel, out, attrs);
+  if (!s.ok()) return s;
+  return std::unique_ptr<DotKernel>(std::move(k));
+}
+
+}  // namespace neuron::kernels

@@ -1,0 +1,149 @@
+#include "lib/kernels/elementwise_kernel.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+#include "lib/kernels/element_convert.h"
+#include "lib/kernels/thread_pool.h"
+
+namespace neuron::kernels {
+namespace {
+
+// Below this many elements a second thread costs more than it saves.
+constexpr int64_t kParallelThreshold = 1 << 16;
+
+// Outputs bigger than this bypass the cache on store (no read-for-ownership
+// of lines that will be fully overwritten).
+constexpr int64_t kStreamingBytes = 8 << 20;
+
+// Stores f32 lanes with non-temporal stores; dst must be 32-byte aligned.
+void StreamF32(const float* src, int64_t n, float* dst) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
+bool AnyNonFiniteF32(const float* v, int64_t n) {
+  uint32_t bad = 0;
+  const uint32_t* u = reinterpret_cast<const uint32_t*>(v);
+  for (int64_t i = 0; i < n; ++i) bad |= (~u[i] & 0x7f800000u) == 0;
+  return bad != 0;
+}
+
+bool StorageIsDomain(ElementType t) {
+  return t == ElementType::kF32 || t == ElementType::kF64 || t == ElementType::kS64 ||
+         t == ElementType::kU64 || t == ElementType::kC64 || t == ElementType::kC128;
+}
+
+}  // namespace
+
+ElementwiseKernel::ElementwiseKernel(ExprProgram program) : program_(std::move(program)) {
+  threads_.resize(2);
+  for (auto& ts : threads_) {
+    ts.scratch = program_.MakeScratch();
+    ts.tiles.assign(program_.inputs().size(), std::vector<uint64_t>(ExprProgram::kTile * 2));
+    ts.gather.resize(ExprProgram::kTile * 16);
+    ts.in_ptrs.resize(program_.inputs().size());
+    ts.out_regs.resize(program_.output_types().size());
+  }
+}
+
+void ElementwiseKernel::RunRange(ThreadState& ts, int64_t begin, int64_t end,
+                                 const std::vector<const Buf*>& params,
+                                 const std::vector<Buf*>& outs, const ExprRunContext& ctx) {
+  const auto& inputs = program_.inputs();
+  ts.nonfinite.assign(outs.size(), 0);
+  const int64_t first_n = std::min<int64_t>(ExprProgram::kTile, end - begin);
+  // Splat inputs: one value for every lane, filled once per range.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ExprInput& in = inputs[i];
+    if (in.mode != InputMode::kSplat) continue;
+    const uint8_t* src = in.parameter >= 0 ? params[in.parameter]->data : in.constant.data();
+    void* tile = ts.tiles[i].data();
+    LoadToDomain(in.type, src, 1, tile);
+    const int lane = DomainBytes(DomainOf(in.type));
+    uint8_t* b = static_cast<uint8_t*>(tile);
+    for (int64_t l = 1; l < first_n; ++l) std::memcpy(b + l * lane, b, lane);
+    ts.in_ptrs[i] = tile;
+  }
+  std::vector<int64_t> idx;
+  for (int64_t t = begin; t < end; t += ExprProgram::kTile) {
+    const int64_t n = std::min<int64_t>(ExprProgram::kTile, end - t);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const ExprInput& in = inputs[i];
+      const uint8_t* src = in.parameter >= 0 ? params[in.parameter]->data : in.constant.data();
+      const int es = hlo::StorageBytes(in.type);
+      if (in.mode == InputMode::kFull) {
+        if (StorageIsDomain(in.type)) {
+          ts.in_ptrs[i] = src + t * es;
+        } else {
+          LoadToDomain(in.type, src + t * es, n, ts.tiles[i].data());
+          ts.in_ptrs[i] = ts.tiles[i].data();
+        }
+      } else if (in.mode == InputMode::kMapped) {
+        // Walk the output multi-index of lanes t..t+n, gathering raw bytes.
+        const int64_t r = static_cast<int64_t>(in.out_dims.size());
+        idx.assign(r, 0);
+        int64_t rem = t;
+        for (int64_t d = r - 1; d >= 0; --d) { idx[d] = rem % in.out_dims[d]; rem /= in.out_dims[d]; }
+        int64_t off = 0;
+        for (int64_t d = 0; d < r; ++d) off += idx[d] * in.src_strides[d];
+        uint8_t* g = ts.gather.data();
+        for (int64_t l = 0; l < n; ++l) {
+          std::memcpy(g + l * es, src + off * es, es);
+          for (int64_t d = r - 1; d >= 0; --d) {
+            off += in.src_strides[d];
+            if (++idx[d] < in.out_dims[d]) break;
+            off -= in.src_strides[d] * in.out_dims[d];
+            idx[d] = 0;
+          }
+        }
+        LoadToDomain(in.type, g, n, ts.tiles[i].data());
+        ts.in_ptrs[i] = ts.tiles[i].data();
+      }
+    }
+    program_.Eval(ts.in_ptrs.data(), n, t, ts.scratch, ctx, ts.out_regs.data());
+    for (size_t j = 0; j < outs.size(); ++j) {
+      Buf& o = *outs[j];
+      uint8_t* dst = o.data + t * o.elem_size;
+      const bool f32 = o.type == ElementType::kF32;
+      if (f32 && o.bytes >= kStreamingBytes && reinterpret_cast<uintptr_t>(dst) % 32 == 0)
+        StreamF32(static_cast<const float*>(ts.out_regs[j]), n, reinterpret_cast<float*>(dst));
+      else
+        StoreFromDomain(o.type, ts.out_regs[j], n, dst);
+      // NaN/Inf check while the tile is in cache (narrow floats are exact
+      // in f32, so the register tells).
+      if (DomainOf(o.type) == Domain::kF32 && AnyNonFiniteF32(static_cast<const float*>(ts.out_regs[j]), n))
+        ts.nonfinite[j] = 1;
+    }
+  }
+  _mm_sfence();  // streaming stores visible before the range counts as done
+}
+
+void ElementwiseKernel::Run(const std::vector<const Buf*>& params, const std::vector<Buf*>& outs,
+                            const ExprRunContext& ctx, int threads) {
+  const int64_t total = outs.empty() ? 0 : outs[0]->count;
+  for (Buf* o : outs) o->nonfinite = -1;
+  if (total == 0) return;
+  threads_[1].nonfinite.assign(outs.size(), 0);
+  if (threads < 2 || total < kParallelThreshold) {
+    RunRange(threads_[0], 0, total, params, outs, ctx);
+  } else {
+    // Two halves on tile boundaries.
+    int64_t tiles = (total + ExprProgram::kTile - 1) / ExprProgram::kTile;
+    int64_t mid = std::min(total, (tiles / 2) * ExprProgram::kTile);
+    ThreadPool::Global().Run(2, [&](int part) {
+      if (part == 0) RunRange(threads_[0], 0, mid, params, outs, ctx);
+      else RunRange(threads_[1], mid, total, params, outs, ctx);
+    });
+  }
+  for (size_t j = 0; j < outs.size(); ++j)
+    if (DomainOf(outs[j]->type) == Domain::kF32)
+      outs[j]->nonfinite = threads_[0].nonfinite[j] | threads_[1].nonfinite[j];
+}
+
+}  // namespace neuron::kernels

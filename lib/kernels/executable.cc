@@ -1,0 +1,138 @@
+#include "lib/kernels/executable.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+
+#include "absl/strings/str_cat.h"
+#include "lib/kernels/gemm.h"
+#include "lib/kernels/plan.h"
+
+namespace neuron::kernels {
+namespace {
+
+class AlignedHostAllocator : public BufferAllocator {
+ public:
+  void* Allocate(size_t bytes) override {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    return std::aligned_alloc(64, rounded ? rounded : 64);
+  }
+  void Free(void* ptr, size_t) override { std::free(ptr); }
+};
+
+}  // namespace
+
+struct Executable::Impl {
+  AlignedHostAllocator default_allocator;
+  BufferAllocator* allocator = nullptr;
+  std::deque<Buf> bufs;
+  std::vector<std::pair<void*, size_t>> allocations;
+  std::unique_ptr<Planner> planner;
+  CompPlan* entry = nullptr;
+  std::vector<Buf*> input_leaves;
+  std::vector<Tensor> input_specs, output_specs;
+  std::vector<bool> root_direct;  // result leaf may be written in place
+  MemoryUsage memory;
+
+  ~Impl() {
+    planner.reset();
+    for (auto& [p, n] : allocations) allocator->Free(p, n);
+  }
+};
+
+Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executable::~Executable() = default;
+
+absl::StatusOr<std::unique_ptr<Executable>> Executable::Build(const hlo::Module& module,
+                                                              const BuildOptions& options) {
+  if (module.entry() == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat("module '", module.name(), "' has no entry computation"));
+  auto impl = std::make_unique<Impl>();
+  impl->allocator = options.allocator ? options.allocator : &impl->default_allocator;
+  impl->planner = std::make_unique<Planner>(impl->allocator, &impl->bufs, &impl->allocations);
+  absl::StatusOr<CompPlan*> entry = impl->planner->Plan(*module.entry());
+  if (!entry.ok()) {
+    return absl::Status(entry.status().code(),
+                        absl::StrCat(module.name(), ": ", entry.status().message()));
+  }
+  impl->entry = *entry;
+  for (const auto& param : impl->entry->params)
+    for (Buf* b : param) {
+      impl->input_leaves.push_back(b);
+      impl->input_specs.push_back(Tensor::Borrow(b->type, b->dims, nullptr));
+      impl->memory.inputs += b->bytes;
+    }
+  std::vector<Buf*>& root = impl->entry->root;
+  for (size_t i = 0; i < root.size(); ++i) {
+    Buf* b = root[i];
+    impl->output_specs.push_back(Tensor::Borrow(b->type, b->dims, nullptr));
+    impl->memory.outputs += b->bytes;
+    bool unique = true;
+    for (size_t j = 0; j < root.size(); ++j) if (j != i && root[j] == b) unique = false;
+    impl->root_direct.push_back(unique && b->role == Buf::Role::kOwned);
+  }
+  impl->memory.constants = impl->planner->constant_bytes();
+  impl->memory.intermediates = impl->planner->owned_bytes();
+  return std::unique_ptr<Executable>(new Executable(std::move(impl)));
+}
+
+const std::vector<Tensor>& Executable::input_specs() const { return impl_->input_specs; }
+const std::vector<Tensor>& Executable::output_specs() const { return impl_->output_specs; }
+MemoryUsage Executable::memory() const { return impl_->memory; }
+
+absl::Status Executable::Run(std::span<const Tensor> inputs, std::vector<Tensor>* outputs,
+                             const ExecOptions& options, RunStats* stats) {
+  Impl& im = *impl_;
+  if (inputs.size() != im.input_leaves.size())
+    return absl::InvalidArgumentError(absl::StrCat("expected ", im.input_leaves.size(),
+                                                   " inputs, got ", inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Buf* b = im.input_leaves[i];
+    if (inputs[i].type() != b->type || inputs[i].dims() != b->dims)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, ": expected ", im.input_specs[i].ShapeString(), ", got ",
+          inputs[i].ShapeString()));
+    b->data = const_cast<uint8_t*>(inputs[i].data());
+  }
+  const std::vector<Buf*>& root = im.entry->root;
+  outputs->resize(root.size());
+  std::vector<uint8_t*> saved(root.size(), nullptr);
+  for (size_t i = 0; i < root.size(); ++i) {
+    Tensor& t = (*outputs)[i];
+    if (t.type() != root[i]->type || t.dims() != root[i]->dims || t.data() == nullptr)
+      t = Tensor(root[i]->type, root[i]->dims);
+    if (im.root_direct[i]) {
+      saved[i] = root[i]->data;
+      root[i]->data = t.data();
+    }
+  }
+  RunStats local_stats;
+  RunCtx ctx;
+  ctx.opts = &options;
+  ctx.stats = stats ? stats : &local_stats;
+  *ctx.stats = RunStats();
+  ctx.expr.stochastic_rounding = options.stochastic_rounding;
+  ctx.expr.seed = options.sr_seed;
+  ctx.check_time = options.cancel != nullptr || options.deadline.has_value();
+  SetGemmThreads(std::max(1, options.threads));
+  absl::Status status = ctx.check_time ? ctx.Check() : absl::OkStatus();
+  if (status.ok()) status = RunPlan(*im.entry, ctx);
+  for (size_t i = 0; i < root.size(); ++i)
+    if (im.root_direct[i]) root[i]->data = saved[i];
+  if (!status.ok()) return status;
+  for (size_t i = 0; i < root.size(); ++i) {
+    Tensor& t = (*outputs)[i];
+    if (!im.root_direct[i] && root[i]->bytes) std::memcpy(t.data(), root[i]->data, root[i]->bytes);
+    if (ctx.stats->has_nonfinite) continue;
+    if (root[i]->nonfinite >= 0) {  // tracked by the producer
+      ctx.stats->has_nonfinite = root[i]->nonfinite > 0;
+      continue;
+    }
+    Buf view = *root[i];
+    view.data = t.data();
+    if (HasNonFinite(view)) ctx.stats->has_nonfinite = true;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace neuron::kernels

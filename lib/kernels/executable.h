@@ -1,0 +1,98 @@
+// Executing an HLO module on the host CPU. Build() checks that every
+// operator is supported, plans buffers (allocated once, reused by every
+// execution) and pre-binds a kernel to each instruction; Run() then only
+// walks the list of steps. Any verified module runs: optimized modules
+// (fusions, converts) take the fast paths, the rest runs op by op.
+#ifndef NEURON_LIB_KERNELS_EXECUTABLE_H_
+#define NEURON_LIB_KERNELS_EXECUTABLE_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/hlo/module.h"
+#include "lib/kernels/collectives.h"
+#include "lib/kernels/tensor.h"
+
+namespace neuron::kernels {
+
+// Where the executable's buffers live; the runtime may place them in its
+// device-memory arena. The default uses 64-byte aligned host memory.
+class BufferAllocator {
+ public:
+  virtual ~BufferAllocator() = default;
+  virtual void* Allocate(size_t bytes) = 0;
+  virtual void Free(void* ptr, size_t bytes) = 0;
+};
+
+struct BuildOptions {
+  BufferAllocator* allocator = nullptr;  // nullptr: aligned host memory
+};
+
+struct ExecOptions {
+  int threads = 2;
+  const std::atomic<bool>* cancel = nullptr;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  bool stochastic_rounding = false;
+  uint64_t sr_seed = 0;
+  int replica_id = 0;
+  int partition_id = 0;
+  int replica_count = 1;
+  CollectiveOps* collectives = nullptr;  // nullptr: a single device
+  // Check every instruction's result for NaN/Inf and name the first one
+  // that produced any (slower; for debug verbosity).
+  bool find_first_nonfinite = false;
+};
+
+struct RunStats {
+  bool has_nonfinite = false;              // some output holds NaN or Inf
+  std::string first_nonfinite_instruction; // with find_first_nonfinite
+};
+
+struct MemoryUsage {
+  int64_t constants = 0;
+  int64_t intermediates = 0;
+  int64_t inputs = 0;
+  int64_t outputs = 0;
+};
+
+class Executable {
+ public:
+  ~Executable();
+
+  // Fails naming the instruction, its computation and the unsupported
+  // opcode, element type or custom-call target.
+  static absl::StatusOr<std::unique_ptr<Executable>> Build(const hlo::Module& module,
+                                                           const BuildOptions& options = {});
+
+  // One Run at a time per Executable (its buffers are reused); different
+  // Executables may run concurrently (e.g. one per simulated device).
+  // inputs: the entry parameters in order, tuple parameters flattened
+  // depth-first. outputs: the result leaves depth-first (reused when they
+  // already have the right shapes). Errors: InvalidArgument for bad inputs,
+  // DeadlineExceeded on timeout, Cancelled on cancel.
+  absl::Status Run(std::span<const Tensor> inputs, std::vector<Tensor>* outputs,
+                   const ExecOptions& options, RunStats* stats = nullptr);
+
+  // Expected inputs and produced outputs (leaves, depth-first).
+  const std::vector<Tensor>& input_specs() const;
+  const std::vector<Tensor>& output_specs() const;
+  MemoryUsage memory() const;
+
+  struct Impl;
+
+ private:
+  explicit Executable(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace neuron::kernels
+
+#endif  // NEURON_LIB_KERNELS_EXECUTABLE_H_

@@ -1,0 +1,105 @@
+// Internal: the executable's plan. Each computation becomes a CompPlan: a
+// list of steps bound at build time to the buffers they read and write.
+#ifndef NEURON_LIB_KERNELS_PLAN_H_
+#define NEURON_LIB_KERNELS_PLAN_H_
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/hlo/module.h"
+#include "lib/kernels/buffer.h"
+#include "lib/kernels/executable.h"
+#include "lib/kernels/expr_program.h"
+
+namespace neuron::kernels {
+
+struct RunCtx {
+  const ExecOptions* opts = nullptr;
+  RunStats* stats = nullptr;
+  ExprRunContext expr;
+  bool check_time = false;  // cancel or deadline given
+  // Cancellation / deadline check; called between steps and per loop trip.
+  absl::Status Check() const;
+};
+
+struct Step {
+  std::string name;  // the instruction's name, for NaN/Inf reports
+  std::function<absl::Status(RunCtx&)> fn;
+  std::vector<Buf*> outs;  // checked for NaN/Inf in debug mode
+};
+
+struct CompPlan {
+  const hlo::Computation* comp = nullptr;
+  std::vector<std::vector<Buf*>> params;  // leaves per parameter number
+  std::vector<Step> steps;
+  std::vector<Buf*> root;
+};
+
+absl::Status RunPlan(const CompPlan& plan, RunCtx& ctx);
+
+// True when any element of a float buffer is NaN or Inf.
+bool HasNonFinite(const Buf& b);
+
+// Builds plans for every computation reachable from the entry.
+class Planner {
+ public:
+  Planner(BufferAllocator* allocator, std::deque<Buf>* bufs,
+          std::vector<std::pair<void*, size_t>>* allocations)
+      : allocator_(allocator), bufs_(bufs), allocations_(allocations) {}
+
+  absl::StatusOr<CompPlan*> Plan(const hlo::Computation& comp);
+  int64_t constant_bytes() const { return constant_bytes_; }
+  int64_t owned_bytes() const { return owned_bytes_; }
+
+  // Fresh leaves for a shape (tokens have none): owned storage or bound.
+  // Shareable owned leaves get storage when the computation is planned,
+  // from an arena where buffers whose lifetimes do not overlap share bytes.
+  std::vector<Buf*> NewLeaves(const hlo::Shape& shape, Buf::Role role,
+                              bool shareable = false);
+
+ private:
+  absl::Status PlanInstruction(CompPlan& plan, const hlo::Instruction& instr);
+  absl::Status Unsupported(const hlo::Instruction& instr, absl::string_view what);
+  Buf* NewBuf(hlo::ElementType type, std::vector<int64_t> dims, Buf::Role role,
+              bool shareable = false);
+  // Gives the shareable buffers of the computation just planned their
+  // storage: first-fit by size over [definition, last use] intervals.
+  void AssignSharedStorage(const hlo::Computation& comp,
+                           const std::vector<const hlo::Instruction*>& order);
+  Buf* StorageRoot(Buf* b) const;
+  const std::vector<Buf*>& Leaves(const hlo::Instruction* instr) { return values_[instr]; }
+  std::vector<const Buf*> OperandLeaves(const hlo::Instruction& instr);
+  absl::Status AddCall(CompPlan& plan, const hlo::Instruction& instr,
+                       const hlo::Computation& callee);
+
+  BufferAllocator* allocator_;
+  std::deque<Buf>* bufs_;
+  std::vector<std::pair<void*, size_t>>* allocations_;
+  std::vector<std::unique_ptr<CompPlan>> plans_;
+  std::map<const hlo::Instruction*, std::vector<Buf*>> values_;
+  struct Pending {
+    Buf* buf;
+    int64_t def;
+  };
+  std::vector<Pending> pending_;      // shareable buffers of the current plan
+  int64_t position_ = 0;              // index of the instruction being planned
+  std::map<const Buf*, Buf*> alias_of_;  // reshape-like aliases -> source
+  int64_t constant_bytes_ = 0, owned_bytes_ = 0;
+};
+
+// broadcast of a one-element array (elementwise users read it as a splat).
+bool IsScalarBroadcast(const hlo::Instruction* instr);
+
+// Number of array leaves in a shape (tokens count as none).
+int64_t LeafCount(const hlo::Shape& shape);
+
+}  // namespace neuron::kernels
+
+#endif  // NEURON_LIB_KERNELS_PLAN_H_

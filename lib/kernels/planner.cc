@@ -1,0 +1,979 @@
+// Builds the steps of every computation: one pre-bound kernel per
+// instruction, aliases (reshape, get-tuple-element, tuple...) resolved
+// without copying, buffers allocated once.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/kernels/data_movement.h"
+#include "lib/kernels/dot_conv.h"
+#include "lib/kernels/element_convert.h"
+#include "lib/kernels/elementwise_kernel.h"
+#include "lib/kernels/fft.h"
+#include "lib/kernels/gather_scatter.h"
+#include "lib/kernels/plan.h"
+#include "lib/kernels/reduce_ops.h"
+#include "lib/kernels/rng.h"
+#include "lib/kernels/sort_ops.h"
+#include "lib/kernels/batch_norm.h"
+#include "lib/kernels/custom_calls.h"
+#include "lib/kernels/linear_algebra.h"
+#include "lib/kernels/scalar_fn.h"
+
+namespace neuron::kernels {
+
+using hlo::Opcode;
+using ET = hlo::ElementType;
+
+int64_t LeafCount(const hlo::Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t n = 0;
+    for (const auto& s : shape.tuple) n += LeafCount(s);
+    return n;
+  }
+  return shape.IsArray() ? 1 : 0;
+}
+
+absl::Status RunCtx::Check() const {
+  if (opts->cancel && opts->cancel->load(std::memory_order_relaxed))
+    return absl::CancelledError("execution cancelled");
+  if (opts->deadline && std::chrono::steady_clock::now() >= *opts->deadline)
+    return absl::DeadlineExceededError("execution timed out (NEURON_RT_EXEC_TIMEOUT)");
+  return absl::OkStatus();
+}
+
+bool HasNonFinite(const Buf& b) {
+  if (!hlo::IsFloatingPoint(b.type) || b.data == nullptr) return false;
+  if (b.type == ET::kF32) {
+    const uint32_t* p = reinterpret_cast<const uint32_t*>(b.data);
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < b.count; ++i) bad |= ((p[i] & 0x7f800000u) == 0x7f800000u);
+    return bad != 0;
+  }
+  if (b.type == ET::kF64) {
+    const double* p = reinterpret_cast<const double*>(b.data);
+    for (int64_t i = 0; i < b.count; ++i) if (!std::isfinite(p[i])) return true;
+    return false;
+  }
+  float tmp[1024];
+  for (int64_t i = 0; i < b.count; i += 1024) {
+    int64_t n = std::min<int64_t>(1024, b.count - i);
+    LoadToDomain(b.type, b.data + i * b.elem_size, n, tmp);
+    for (int64_t j = 0; j < n; ++j) if (!std::isfinite(tmp[j])) return true;
+  }
+  return false;
+}
+
+absl::Status RunPlan(const CompPlan& plan, RunCtx& ctx) {
+  const bool check_nan = ctx.opts->find_first_nonfinite && ctx.stats != nullptr;
+  for (const Step& s : plan.steps) {
+    if (ctx.check_time) {
+      absl::Status st = ctx.Check();
+      if (!st.ok()) return st;
+    }
+    absl::Status st = s.fn(ctx);
+    if (!st.ok()) return st;
+    if (check_nan && ctx.stats->first_nonfinite_instruction.empty()) {
+      for (const Buf* b : s.outs)
+        if (HasNonFinite(*b)) {
+          ctx.stats->first_nonfinite_instruction = s.name;
+          break;
+        }
+    }
+  }
+  return absl::OkStatus();
+}
+
+Buf* Planner::NewBuf(ET type, std::vector<int64_t> dims, Buf::Role role, bool shareable) {
+  bufs_->push_back(Buf::Of(type, std::move(dims)));
+  Buf* b = &bufs_->back();
+  b->role = role;
+  if (shareable && role == Buf::Role::kOwned) {
+    pending_.push_back({b, position_});
+    return b;
+  }
+  if (role != Buf::Role::kBound) {
+    size_t bytes = std::max<size_t>(static_cast<size_t>(b->bytes), 64);
+    void* p = allocator_->Allocate(bytes);
+    std::memset(p, 0, bytes);  // first touch now, not during a run
+    allocations_->push_back({p, bytes});
+    b->data = static_cast<uint8_t*>(p);
+    (role == Buf::Role::kConstant ? constant_bytes_ : owned_bytes_) += b->bytes;
+  }
+  return b;
+}
+
+std::vector<Buf*> Planner::NewLeaves(const hlo::Shape& shape, Buf::Role role, bool shareable) {
+  std::vector<Buf*> out;
+  if (shape.IsTuple()) {
+    for (const auto& s : shape.tuple) {
+      std::vector<Buf*> sub = NewLeaves(s, role, shareable);
+      out.insert(out.end(), sub.begin(), sub.end());
+    }
+  } else if (shape.IsArray()) {
+    out.push_back(NewBuf(shape.type, shape.dims, role, shareable));
+  }
+  return out;
+}
+
+Buf* Planner::StorageRoot(Buf* b) const {
+  for (int guard = 0; guard < 1000; ++guard) {
+    auto it = alias_of_.find(b);
+    if (it == alias_of_.end()) return b;
+    b = it->second;
+  }
+  return b;
+}
+
+void Planner::AssignSharedStorage(const hlo::Computation& comp,
+                                  const std::vector<const hlo::Instruction*>& order) {
+  if (pending_.empty()) return;
+  std::map<const Buf*, int64_t> last;
+  auto use = [&](Buf* leaf, int64_t when) {
+    Buf* r = StorageRoot(leaf);
+    auto it = last.find(r);
+    if (it == last.end()) last[r] = when;
+    else it->second = std::max(it->second, when);
+  };
+  for (int64_t p = 0; p < static_cast<int64_t>(order.size()); ++p) {
+    for (const hlo::Instruction* o : order[p]->operands()) {
+      auto it = values_.find(o);
+      if (it != values_.end()) for (Buf* b : it->second) use(b, p);
+      if (IsScalarBroadcast(o)) {
+        auto jt = values_.find(o->operand(0));
+        if (jt != values_.end()) for (Buf* b : jt->second) use(b, p);
+      }
+    }
+  }
+  if (comp.root()) {
+    auto it = values_.find(comp.root());
+    if (it != values_.end()) for (Buf* b : it->second) use(b, INT64_MAX);
+  }
+  struct Item { Buf* buf; int64_t start, end, size, offset; };
+  std::vector<Item> items;
+  for (const Pending& pd : pending_) {
+    auto it = last.find(pd.buf);
+    int64_t end = it == last.end() ? pd.def : std::max(pd.def, it->second);
+    int64_t size = (std::max<int64_t>(pd.buf->bytes, 1) + 63) / 64 * 64;
+    items.push_back({pd.buf, pd.def, end, size, 0});
+  }
+  // Biggest first; each goes at the lowest offset free during its lifetime.
+  std::vector<size_t> idx(items.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return items[a].size > items[b].size; });
+  std::vector<size_t> placed;
+  int64_t arena = 0;
+  for (size_t i : idx) {
+    Item& it = items[i];
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (size_t j : placed) {
+      const Item& o = items[j];
+      if (o.start <= it.end && it.start <= o.end) busy.push_back({o.offset, o.offset + o.size});
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t off = 0;
+    for (const auto& [b, e] : busy) {
+      if (off + it.size <= b) break;
+      off = std::max(off, e);
+    }
+    it.offset = off;
+    arena = std::max(arena, off + it.size);
+    placed.push_back(i);
+  }
+  void* mem = allocator_->Allocate(static_cast<size_t>(std::max<int64_t>(arena, 64)));
+  std::memset(mem, 0, static_cast<size_t>(std::max<int64_t>(arena, 64)));  // first touch now
+  allocations_->push_back({mem, static_cast<size_t>(std::max<int64_t>(arena, 64))});
+  for (Item& it : items) it.buf->data = static_cast<uint8_t*>(mem) + it.offset;
+  owned_bytes_ += arena;
+}
+
+std::vector<const Buf*> Planner::OperandLeaves(const hlo::Instruction& instr) {
+  std::vector<const Buf*> r;
+  for (const hlo::Instruction* op : instr.operands())
+    for (Buf* b : Leaves(op)) r.push_back(b);
+  return r;
+}
+
+absl::Status Planner::Unsupported(const hlo::Instruction& instr, absl::string_view what) {
+  return absl::UnimplementedError(absl::StrCat(
+      "unsupported ", std::string(what), " in instruction ", instr.Describe(), " of computation '",
+      instr.parent() ? instr.parent()->name() : std::string("?"), "'"));
+}
+
+// broadcast of a one-element array (a scalar fill).
+bool IsScalarBroadcast(const hlo::Instruction* i) {
+  return i->opcode() == Opcode::kBroadcast && i->operand(0)->shape().IsArray() &&
+         i->operand(0)->shape().ElementCount().value_or(0) == 1 &&
+         i->shape().IsArray() && i->shape().type == i->operand(0)->shape().type;
+}
+
+// True when every user reads the broadcast as a splat, so it need not be
+// materialized.
+static bool OnlySplatUsers(const hlo::Instruction* i) {
+  if (!IsScalarBroadcast(i) || i->users().empty()) return false;
+  if (i->parent() && i->parent()->root() == i) return false;
+  for (const hlo::Instruction* u : i->users())
+    if (!IsExprOpcode(u->opcode()) || !u->shape().IsArray()) return false;
+  return true;
+}
+
+absl::StatusOr<CompPlan*> Planner::Plan(const hlo::Computation& comp) {
+  auto plan = std::make_unique<CompPlan>();
+  CompPlan* p = plan.get();
+  // A fresh plan per call site: buffers of one call must not be
+  // overwritten by another call of the same computation.
+  plans_.push_back(std::move(plan));
+  p->comp = &comp;
+  p->params.resize(comp.parameters().size());
+  // Nested computations are planned in the middle of this one: keep this
+  // plan's shareable buffers apart.
+  std::vector<Pending> outer_pending;
+  outer_pending.swap(pending_);
+  int64_t outer_position = position_;
+  std::vector<const hlo::Instruction*> order;
+  for (const hlo::Instruction* instr : comp.PostOrder()) order.push_back(instr);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (OnlySplatUsers(order[i])) continue;
+    position_ = static_cast<int64_t>(i);
+    absl::Status s = PlanInstruction(*p, *order[i]);
+    if (!s.ok()) {
+      pending_.swap(outer_pending);
+      position_ = outer_position;
+      return s;
+    }
+  }
+  AssignSharedStorage(comp, order);
+  pending_.swap(outer_pending);
+  position_ = outer_position;
+  if (comp.root() == nullptr) return absl::InvalidArgumentError(absl::StrCat("computation '", comp.name(), "' has no root"));
+  p->root = Leaves(comp.root());
+  return p;
+}
+
+// Binds callee parameters to the caller's operand leaves.
+static void BindParams(const CompPlan& callee, const std::vector<const Buf*>& leaves, size_t first) {
+  size_t k = first;
+  for (const auto& param : callee.params)
+    for (Buf* b : param) b->data = k < leaves.size() ? leaves[k++]->data : nullptr;
+}
+
+absl::Status Planner::AddCall(CompPlan& plan, const hlo::Instruction& instr,
+                              const hlo::Computation& callee) {
+  absl::StatusOr<CompPlan*> cp = Plan(callee);
+  if (!cp.ok()) return cp.status();
+  CompPlan* c = *cp;
+  std::vector<const Buf*> ins = OperandLeaves(instr);
+  std::vector<Buf*> outs;
+  for (Buf* r : c->root) outs.push_back(NewBuf(r->type, r->dims, Buf::Role::kBound));
+  values_[&instr] = outs;
+  plan.steps.push_back({instr.name(), [c, ins, outs](RunCtx& ctx) -> absl::Status {
+    BindParams(*c, ins, 0);
+    absl::Status s = RunPlan(*c, ctx);
+    if (!s.ok()) return s;
+    for (size_t i = 0; i < outs.size(); ++i) outs[i]->data = c->root[i]->data;
+    return absl::OkStatus();
+  }, {}});
+  return absl::OkStatus();
+}
+
+namespace {
+
+bool IsIdentityCustomCall(const std::string& t) {
+  static const std::set<std::string> kTargets = {
+      "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost",
+      "MoveToDevice", "LayoutConstraint", "annotate_device_placement",
+      "xla.sdy.FuncResultSharding", "AwsNeuronTransferWithStaticRing", "SetBound"};
+  return kTargets.count(t) > 0;
+}
+
+// An attribute kept verbatim (e.g. lower=true); empty when absent.
+std::string OtherAttr(const hlo::Instruction& instr, std::string_view key) {
+  for (const auto& [k, v] : instr.attrs().other)
+    if (k == key) return v;
+  return "";
+}
+
+hlo::Opcode ReductionOf(const hlo::Instruction& instr) {
+  if (instr.to_apply() == nullptr) return Opcode::kAdd;
+  const hlo::Instruction* root = instr.to_apply()->root();
+  return root ? root->opcode() : Opcode::kAdd;
+}
+
+CollectiveCall MakeCall(const hlo::Instruction& instr, ET type) {
+  CollectiveCall c;
+  c.type = type;
+  c.replica_groups = instr.attrs().replica_groups;
+  c.channel_id = instr.attrs().channel_id.value_or(-1);
+  c.use_global_device_ids = instr.attrs().use_global_device_ids;
+  return c;
+}
+
+// Position of `id` within its replica group and the group's size.
+std::pair<int64_t, int64_t> GroupPosition(const std::vector<std::vector<int64_t>>& groups,
+                                          int64_t id, int64_t world) {
+  for (const auto& g : groups)
+    for (size_t i = 0; i < g.size(); ++i)
+      if (g[i] == id) return {static_cast<int64_t>(i), static_cast<int64_t>(g.size())};
+  return {id, world};
+}
+
+}  // namespace
+
+absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& instr) {
+  const hlo::Shape& shape = instr.shape();
+  const Opcode op = instr.opcode();
+  // Element types must be ones the kernels hold.
+  std::function<bool(const hlo::Shape&)> types_ok = [&](const hlo::Shape& s) {
+    if (s.IsTuple()) {
+      for (const auto& e : s.tuple) if (!types_ok(e)) return false;
+      return true;
+    }
+    return s.IsToken() || IsSupportedElementType(s.type);
+  };
+  if (!types_ok(shape)) return Unsupported(instr, absl::StrCat("element type in ", shape.ToString(false)));
+  for (const auto* o : instr.operands())
+    if (!types_ok(o->shape())) return Unsupported(instr, absl::StrCat("operand element type ", o->shape().ToString(false)));
+  for (bool d : shape.dynamic) if (d) return Unsupported(instr, "dynamic dimension");
+
+  auto own = [&]() { return values_[&instr] = NewLeaves(shape, Buf::Role::kOwned, /*shareable=*/true); };
+  auto alias_same = [&](const hlo::Instruction* src) { values_[&instr] = Leaves(src); };
+  // Same bytes, new dims: a bound buffer re-pointed at run time.
+  auto alias_reshape = [&](const hlo::Instruction* src) -> absl::Status {
+    const std::vector<Buf*>& in = Leaves(src);
+    if (in.size() != 1 || !shape.IsArray()) return Unsupported(instr, "reshape of a tuple");
+    Buf* out = NewBuf(shape.type, shape.dims, Buf::Role::kBound);
+    if (out->bytes != in[0]->bytes) return Unsupported(instr, "bitcast changing the byte size");
+    values_[&instr] = {out};
+    alias_of_[out] = in[0];
+    Buf* src_buf = in[0];
+    plan.steps.push_back({instr.name(), [out, src_buf](RunCtx&) { out->data = src_buf->data; return absl::OkStatus(); }, {}});
+    return absl::OkStatus();
+  };
+
+  // Kernels that compute in real arithmetic only.
+  switch (op) {
+    case Opcode::kBatchNormTraining: case Opcode::kBatchNormInference: case Opcode::kBatchNormGrad:
+    case Opcode::kCholesky: case Opcode::kTriangularSolve: case Opcode::kTopK:
+    case Opcode::kRng: case Opcode::kReduceWindow: case Opcode::kCustomCall: {
+      std::function<bool(const hlo::Shape&)> has_complex = [&](const hlo::Shape& s) {
+        if (s.IsTuple()) {
+          for (const auto& e : s.tuple) if (has_complex(e)) return true;
+          return false;
+        }
+        return hlo::IsComplex(s.type);
+      };
+      bool cx = has_complex(shape);
+      for (const auto* o : instr.operands()) cx = cx || has_complex(o->shape());
+      if (cx && !(op == Opcode::kCustomCall && IsIdentityCustomCall(instr.attrs().custom_call_target)))
+        return Unsupported(instr, absl::StrCat("complex element type for '", std::string(hlo::OpcodeName(op)), "'"));
+      break;
+    }
+    default:
+      break;
+  }
+
+  switch (op) {
+    case Opcode::kParameter: {
+      std::vector<Buf*> leaves = NewLeaves(shape, Buf::Role::kBound);
+      int64_t n = instr.attrs().parameter_number;
+      if (n < 0 || n >= static_cast<int64_t>(plan.params.size())) return Unsupported(instr, "parameter number");
+      plan.params[n] = leaves;
+      values_[&instr] = leaves;
+      return absl::OkStatus();
+    }
+    case Opcode::kConstant: {
+      const auto& lit = instr.attrs().literal;
+      if (!lit || lit->elided()) return Unsupported(instr, "constant without values (elided literal)");
+      std::vector<Buf*> leaves = NewLeaves(shape, Buf::Role::kConstant);
+      std::vector<const hlo::Literal*> lits;
+      std::function<void(const hlo::Literal&)> flat = [&](const hlo::Literal& l) {
+        if (l.shape().IsTuple()) for (const auto& e : l.elements()) flat(e);
+        else if (l.shape().IsArray()) lits.push_back(&l);
+      };
+      flat(*lit);
+      if (lits.size() != leaves.size()) return Unsupported(instr, "constant literal shape");
+      for (size_t i = 0; i < leaves.size(); ++i)
+        std::memcpy(leaves[i]->data, lits[i]->data().data(),
+                    std::min<size_t>(leaves[i]->bytes, lits[i]->data().size()));
+      values_[&instr] = leaves;
+      return absl::OkStatus();
+    }
+    case Opcode::kIota: {
+      std::vector<Buf*> leaves = NewLeaves(shape, Buf::Role::kConstant);
+      Iota(instr.attrs().iota_dimension, *leaves[0]);
+      values_[&instr] = leaves;
+      return absl::OkStatus();
+    }
+    case Opcode::kTuple: {
+      std::vector<Buf*> leaves;
+      for (const auto* o : instr.operands()) for (Buf* b : Leaves(o)) leaves.push_back(b);
+      values_[&instr] = leaves;
+      return absl::OkStatus();
+    }
+    case Opcode::kGetTupleElement: {
+      const hlo::Shape& ts = instr.operand(0)->shape();
+      int64_t idx = instr.attrs().tuple_index;
+      if (!ts.IsTuple() || idx < 0 || idx >= static_cast<int64_t>(ts.tuple.size())) return Unsupported(instr, "tuple index");
+      int64_t first = 0;
+      for (int64_t i = 0; i < idx; ++i) first += LeafCount(ts.tuple[i]);
+      const auto& in = Leaves(instr.operand(0));
+      values_[&instr] = std::vector<Buf*>(in.begin() + first, in.begin() + first + LeafCount(ts.tuple[idx]));
+      return absl::OkStatus();
+    }
+    case Opcode::kCopy:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kDomain:
+    case Opcode::kAddDependency:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAllReduceDone:
+      alias_same(instr.operand(0));
+      return absl::OkStatus();
+    case Opcode::kAfterAll:
+      values_[&instr] = {};
+      return absl::OkStatus();
+    case Opcode::kReshape:
+    case Opcode::kBitcast:
+    case Opcode::kDynamicReshape:
+    case Opcode::kSetDimensionSize:
+      return alias_reshape(instr.operand(0));
+    case Opcode::kBitcastConvert:
+      // pred is one byte here, as in XLA's bitcasts.
+      if ((shape.type != ET::kPred && hlo::BitWidth(shape.type) % 8 != 0) ||
+          (instr.operand(0)->shape().type != ET::kPred && hlo::BitWidth(instr.operand(0)->shape().type) % 8 != 0))
+        return Unsupported(instr, "bitcast-convert of sub-byte types");
+      return alias_reshape(instr.operand(0));
+    case Opcode::kGetDimensionSize: {
+      std::vector<Buf*> leaves = NewLeaves(shape, Buf::Role::kConstant);
+      int64_t d = instr.attrs().dimensions.empty() ? 0 : instr.attrs().dimensions[0];
+      const auto& od = instr.operand(0)->shape().dims;
+      StoreInt(shape.type, leaves[0]->data, 0, d < static_cast<int64_t>(od.size()) ? od[d] : 0);
+      values_[&instr] = leaves;
+      return absl::OkStatus();
+    }
+    default:
+      break;
+  }
+
+  if (IsExprOpcode(op) && shape.IsArray()) {
+    // A broadcast scalar operand is read as the scalar itself.
+    std::vector<bool> splat;
+    std::vector<const Buf*> ins;
+    for (const hlo::Instruction* o : instr.operands()) {
+      bool s = IsScalarBroadcast(o);
+      splat.push_back(s);
+      ins.push_back(s ? Leaves(o->operand(0))[0] : Leaves(o)[0]);
+    }
+    absl::StatusOr<ExprProgram> prog = ExprProgram::CompileInstruction(instr, splat);
+    if (!prog.ok()) return Unsupported(instr, prog.status().message());
+    auto k = std::make_shared<ElementwiseKernel>(std::move(*prog));
+    std::vector<Buf*> outs = own();
+    plan.steps.push_back({instr.name(), [k, ins, outs](RunCtx& ctx) {
+      k->Run(ins, outs, ctx.expr, ctx.opts->threads);
+      return absl::OkStatus();
+    }, outs});
+    return absl::OkStatus();
+  }
+
+  switch (op) {
+    case Opcode::kFusion: {
+      const hlo::Computation* callee = instr.to_apply();
+      if (!callee) return Unsupported(instr, "fusion without a computation");
+      absl::StatusOr<ExprProgram> prog = ExprProgram::Compile(*callee, /*lanes_mode=*/false);
+      if (prog.ok()) {
+        // Every output must have the lane count; parameters map to operands.
+        bool ok = true;
+        std::vector<Buf*> outs = NewLeaves(shape, Buf::Role::kOwned, /*shareable=*/true);
+        for (Buf* b : outs) if (b->count != outs[0]->count) ok = false;
+        for (const auto& in : prog->inputs())
+          if (in.parameter >= static_cast<int>(instr.operand_count()) ||
+              (in.parameter >= 0 && !instr.operand(in.parameter)->shape().IsArray())) ok = false;
+        if (ok) {
+          values_[&instr] = outs;
+          auto k = std::make_shared<ElementwiseKernel>(std::move(*prog));
+          std::vector<const Buf*> ins;
+          for (const auto* o : instr.operands()) {
+            const auto& l = Leaves(o);
+            ins.push_back(l.empty() ? nullptr : l[0]);
+          }
+          plan.steps.push_back({instr.name(), [k, ins, outs](RunCtx& ctx) {
+            k->Run(ins, outs, ctx.expr, ctx.opts->threads);
+            return absl::OkStatus();
+          }, outs});
+          return absl::OkStatus();
+        }
+      }
+      return AddCall(plan, instr, *callee);
+    }
+    case Opcode::kCall:
+    case Opcode::kAsyncStart: {
+      if (!instr.to_apply()) return Unsupported(instr, "call without a computation");
+      if (op == Opcode::kCall) return AddCall(plan, instr, *instr.to_apply());
+      // async-start: ((operands), results, context...). Run the callee now.
+      absl::Status s = AddCall(plan, instr, *instr.to_apply());
+      if (!s.ok()) return s;
+      std::vector<Buf*> results = values_[&instr];
+      std::vector<Buf*> leaves;
+      for (const auto* o : instr.operands()) for (Buf* b : Leaves(o)) leaves.push_back(b);
+      leaves.insert(leaves.end(), results.begin(), results.end());
+      int64_t want = LeafCount(shape);
+      for (size_t i = 2; shape.IsTuple() && i < shape.tuple.size(); ++i)
+        for (Buf* b : NewLeaves(shape.tuple[i], Buf::Role::kOwned)) leaves.push_back(b);
+      if (static_cast<int64_t>(leaves.size()) != want) return Unsupported(instr, "async-start shape");
+      values_[&instr] = leaves;
+      return absl::OkStatus();
+    }
+    case Opcode::kAsyncDone: {
+      const hlo::Shape& ts = instr.operand(0)->shape();
+      if (!ts.IsTuple() || ts.tuple.size() < 2) return Unsupported(instr, "async-done operand");
+      int64_t first = LeafCount(ts.tuple[0]);
+      const auto& in = Leaves(instr.operand(0));
+      values_[&instr] = std::vector<Buf*>(in.begin() + first, in.begin() + first + LeafCount(ts.tuple[1]));
+      return absl::OkStatus();
+    }
+    case Opcode::kWhile: {
+      absl::StatusOr<CompPlan*> cp = Plan(*instr.while_condition());
+      if (!cp.ok()) return cp.status();
+      absl::StatusOr<CompPlan*> bp = Plan(*instr.while_body());
+      if (!bp.ok()) return bp.status();
+      CompPlan* cond = *cp;
+      CompPlan* body = *bp;
+      std::vector<Buf*> a = NewLeaves(shape, Buf::Role::kOwned);
+      std::vector<Buf*> b = NewLeaves(shape, Buf::Role::kOwned);
+      std::vector<Buf*> outs = NewLeaves(shape, Buf::Role::kBound);
+      std::vector<uint8_t*> sa, sb;
+      for (Buf* x : a) sa.push_back(x->data);
+      for (Buf* x : b) sb.push_back(x->data);
+      std::vector<const Buf*> init = OperandLeaves(instr);
+      values_[&instr] = outs;
+      plan.steps.push_back({instr.name(), [cond, body, sa, sb, outs, init](RunCtx& ctx) -> absl::Status {
+        std::vector<uint8_t*> cur = sa, next = sb;
+        for (size_t i = 0; i < cur.size(); ++i)
+          if (outs[i]->bytes) std::memcpy(cur[i], init[i]->data, outs[i]->bytes);
+        while (true) {
+          absl::Status st = ctx.Check();
+          if (!st.ok()) return st;
+          for (auto& prm : cond->params) for (size_t i = 0; i < prm.size(); ++i) prm[i]->data = cur[i];
+          st = RunPlan(*cond, ctx);
+          if (!st.ok()) return st;
+          if (cond->root.empty() || cond->root[0]->data[0] == 0) break;
+          for (auto& prm : body->params) for (size_t i = 0; i < prm.size(); ++i) prm[i]->data = cur[i];
+          st = RunPlan(*body, ctx);
+          if (!st.ok()) return st;
+          for (size_t i = 0; i < next.size(); ++i)
+            if (outs[i]->bytes && body->root[i]->data != next[i])
+              std::memcpy(next[i], body->root[i]->data, outs[i]->bytes);
+          std::swap(cur, next);
+        }
+        for (size_t i = 0; i < outs.size(); ++i) outs[i]->data = cur[i];
+        return absl::OkStatus();
+      }, {}});
+      return absl::OkStatus();
+    }
+    case Opcode::kConditional: {
+      std::vector<CompPlan*> branches;
+      for (const hlo::Computation* c : instr.called_computations()) {
+        absl::StatusOr<CompPlan*> p = Plan(*c);
+        if (!p.ok()) return p.status();
+        branches.push_back(*p);
+      }
+      if (branches.empty()) return Unsupported(instr, "conditional without branches");
+      std::vector<Buf*> outs = NewLeaves(shape, Buf::Role::kBound);
+      values_[&instr] = outs;
+      const Buf* selector = Leaves(instr.operand(0))[0];
+      std::vector<std::vector<const Buf*>> args;
+      for (size_t i = 1; i < instr.operand_count(); ++i) {
+        std::vector<const Buf*> l;
+        for (Buf* b : Leaves(instr.operand(i))) l.push_back(b);
+        args.push_back(l);
+      }
+      plan.steps.push_back({instr.name(), [branches, outs, selector, args](RunCtx& ctx) -> absl::Status {
+        int64_t idx;
+        if (selector->type == ET::kPred) idx = selector->data[0] ? 0 : 1;
+        else {
+          idx = LoadInt(selector->type, selector->data, 0);
+          if (idx < 0 || idx >= static_cast<int64_t>(branches.size())) idx = branches.size() - 1;
+        }
+        CompPlan* br = branches[idx];
+        if (idx < static_cast<int64_t>(args.size())) BindParams(*br, args[idx], 0);
+        absl::Status s = RunPlan(*br, ctx);
+        if (!s.ok()) return s;
+        for (size_t i = 0; i < outs.size() && i < br->root.size(); ++i) outs[i]->data = br->root[i]->data;
+        return absl::OkStatus();
+      }, {}});
+      return absl::OkStatus();
+    }
+    case Opcode::kMap: {
+      absl::StatusOr<ExprProgram> prog = ExprProgram::Compile(*instr.to_apply(), /*lanes_mode=*/true);
+      if (!prog.ok()) return Unsupported(instr, prog.status().message());
+      auto k = std::make_shared<ElementwiseKernel>(std::move(*prog));
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      std::vector<Buf*> outs = own();
+      plan.steps.push_back({instr.name(), [k, ins, outs](RunCtx& ctx) {
+        k->Run(ins, outs, ctx.expr, ctx.opts->threads);
+        return absl::OkStatus();
+      }, outs});
+      return absl::OkStatus();
+    }
+    case Opcode::kBroadcast: {
+      const Buf* in = Leaves(instr.operand(0))[0];
+      Buf* out = own()[0];
+      std::vector<int64_t> dims = instr.attrs().dimensions;
+      plan.steps.push_back({instr.name(), [in, out, dims](RunCtx&) { Broadcast(*in, dims, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kTranspose: {
+      const Buf* in = Leaves(instr.operand(0))[0];
+      Buf* out = own()[0];
+      std::vector<int64_t> perm = instr.attrs().dimensions;
+      plan.steps.push_back({instr.name(), [in, out, perm](RunCtx&) { Transpose(*in, perm, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kSlice: {
+      const Buf* in = Leaves(instr.operand(0))[0];
+      Buf* out = own()[0];
+      auto sl = instr.attrs().slice;
+      plan.steps.push_back({instr.name(), [in, out, sl](RunCtx&) { Slice(*in, sl, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kDynamicSlice: {
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      Buf* out = own()[0];
+      std::vector<const Buf*> starts(ins.begin() + 1, ins.end());
+      // A single vector of indices (old form) is split per dim.
+      const Buf* in = ins[0];
+      plan.steps.push_back({instr.name(), [in, starts, out](RunCtx&) { DynamicSlice(*in, starts, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kDynamicUpdateSlice: {
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      Buf* out = own()[0];
+      std::vector<const Buf*> starts(ins.begin() + 2, ins.end());
+      const Buf* a = ins[0];
+      const Buf* u = ins[1];
+      plan.steps.push_back({instr.name(), [a, u, starts, out](RunCtx&) { DynamicUpdateSlice(*a, *u, starts, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kConcatenate: {
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      Buf* out = own()[0];
+      int64_t dim = instr.attrs().dimensions.empty() ? 0 : instr.attrs().dimensions[0];
+      plan.steps.push_back({instr.name(), [ins, dim, out](RunCtx&) { Concatenate(ins, dim, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kPad: {
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      Buf* out = own()[0];
+      auto pad = instr.attrs().padding;
+      pad.resize(instr.operand(0)->shape().rank());
+      const Buf* in = ins[0];
+      const Buf* v = ins[1];
+      plan.steps.push_back({instr.name(), [in, v, pad, out](RunCtx&) { Pad(*in, *v, pad, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kReverse: {
+      const Buf* in = Leaves(instr.operand(0))[0];
+      Buf* out = own()[0];
+      auto dims = instr.attrs().dimensions;
+      plan.steps.push_back({instr.name(), [in, dims, out](RunCtx&) { Reverse(*in, dims, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kDot: {
+      // Without dimension numbers nothing is contracted: an outer product.
+      hlo::DotDims dd;
+      if (instr.attrs().dot) dd = *instr.attrs().dot;
+      auto k = PlanDot(instr.operand(0)->shape(), instr.operand(1)->shape(), dd, shape);
+      if (!k.ok()) return Unsupported(instr, k.status().message());
+      std::shared_ptr<DotKernel> kernel = std::move(*k);
+      const Buf* l = Leaves(instr.operand(0))[0];
+      const Buf* r = Leaves(instr.operand(1))[0];
+      Buf* out = own()[0];
+      plan.steps.push_back({instr.name(), [kernel, l, r, out](RunCtx&) { kernel->Run(*l, *r, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kConvolution: {
+      auto k = PlanConvolution(instr.operand(0)->shape(), instr.operand(1)->shape(), shape, instr.attrs());
+      if (!k.ok()) return Unsupported(instr, k.status().message());
+      std::shared_ptr<DotKernel> kernel = std::move(*k);
+      const Buf* l = Leaves(instr.operand(0))[0];
+      const Buf* r = Leaves(instr.operand(1))[0];
+      Buf* out = own()[0];
+      plan.steps.push_back({instr.name(), [kernel, l, r, out](RunCtx&) { kernel->Run(*l, *r, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kReduce:
+    case Opcode::kReduceWindow:
+    case Opcode::kSelectAndScatter: {
+      auto k = op == Opcode::kReduce ? PlanReduce(instr)
+               : op == Opcode::kReduceWindow ? PlanReduceWindow(instr) : PlanSelectAndScatter(instr);
+      if (!k.ok()) return Unsupported(instr, k.status().message());
+      std::shared_ptr<ReduceLikeKernel> kernel = std::move(*k);
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      std::vector<Buf*> outs = own();
+      plan.steps.push_back({instr.name(), [kernel, ins, outs](RunCtx& ctx) { kernel->Run(ins, outs, ctx.opts->threads); return absl::OkStatus(); }, outs});
+      return absl::OkStatus();
+    }
+    case Opcode::kGather: {
+      if (!instr.attrs().gather) return Unsupported(instr, "gather without dimension numbers");
+      const Buf* a = Leaves(instr.operand(0))[0];
+      const Buf* idx = Leaves(instr.operand(1))[0];
+      Buf* out = own()[0];
+      hlo::GatherDims g = *instr.attrs().gather;
+      std::vector<int64_t> sizes = instr.attrs().gather_slice_sizes;
+      sizes.resize(a->rank(), 1);
+      plan.steps.push_back({instr.name(), [a, idx, out, g, sizes](RunCtx&) { Gather(*a, *idx, g, sizes, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kScatter: {
+      auto k = ScatterKernel::Plan(instr);
+      if (!k.ok()) return Unsupported(instr, k.status().message());
+      std::shared_ptr<ScatterKernel> kernel = std::move(*k);
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      std::vector<Buf*> outs = own();
+      plan.steps.push_back({instr.name(), [kernel, ins, outs](RunCtx&) { kernel->Run(ins, outs); return absl::OkStatus(); }, outs});
+      return absl::OkStatus();
+    }
+    case Opcode::kSort: {
+      auto k = SortKernel::Plan(instr);
+      if (!k.ok()) return Unsupported(instr, k.status().message());
+      std::shared_ptr<SortKernel> kernel = std::move(*k);
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      std::vector<Buf*> outs = own();
+      plan.steps.push_back({instr.name(), [kernel, ins, outs](RunCtx&) { kernel->Run(ins, outs); return absl::OkStatus(); }, outs});
+      return absl::OkStatus();
+    }
+    case Opcode::kTopK: {
+      const Buf* in = Leaves(instr.operand(0))[0];
+      std::vector<Buf*> outs = own();
+      if (outs.size() != 2) return Unsupported(instr, "topk result shape");
+      int64_t k = instr.attrs().k;
+      bool largest = instr.attrs().largest;
+      plan.steps.push_back({instr.name(), [in, outs, k, largest](RunCtx&) { TopK(*in, k, largest, *outs[0], *outs[1]); return absl::OkStatus(); }, outs});
+      return absl::OkStatus();
+    }
+    case Opcode::kReplicaId:
+    case Opcode::kPartitionId: {
+      Buf* out = own()[0];
+      bool replica = op == Opcode::kReplicaId;
+      plan.steps.push_back({instr.name(), [out, replica](RunCtx& ctx) {
+        StoreInt(out->type, out->data, 0, replica ? ctx.opts->replica_id : ctx.opts->partition_id);
+        return absl::OkStatus();
+      }, {}});
+      return absl::OkStatus();
+    }
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart: {
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      std::vector<Buf*> outs = own();
+      if (ins.size() != outs.size()) return Unsupported(instr, "all-reduce shape");
+      Opcode red = ReductionOf(instr);
+      std::vector<CollectiveCall> calls;
+      for (const Buf* b : ins) calls.push_back(MakeCall(instr, b->type));
+      plan.steps.push_back({instr.name(), [ins, outs, red, calls](RunCtx& ctx) -> absl::Status {
+        for (size_t i = 0; i < ins.size(); ++i) {
+          if (ctx.opts->collectives) {
+            absl::Status s = ctx.opts->collectives->AllReduce(calls[i], red, ins[i]->data, outs[i]->data, ins[i]->count);
+            if (!s.ok()) return s;
+          } else if (outs[i]->bytes) {
+            std::memcpy(outs[i]->data, ins[i]->data, outs[i]->bytes);
+          }
+        }
+        return absl::OkStatus();
+      }, outs});
+      return absl::OkStatus();
+    }
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kReduceScatter:
+    case Opcode::kAllToAll:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectiveBroadcast: {
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      std::vector<Buf*> all = own();
+      // The -start forms return (operands, results[, contexts]); the
+      // results are the leaves after the operands.
+      std::vector<Buf*> outs = all;
+      bool start_form = op == Opcode::kAllGatherStart || op == Opcode::kCollectivePermuteStart;
+      if (start_form) {
+        if (all.size() < 2 * ins.size()) return Unsupported(instr, "start shape");
+        outs.assign(all.begin() + ins.size(), all.begin() + 2 * ins.size());
+        std::vector<Buf*> leaves;
+        for (const auto* o : instr.operands()) for (Buf* b : Leaves(o)) leaves.push_back(b);
+        leaves.insert(leaves.end(), all.begin() + ins.size(), all.end());
+        values_[&instr] = leaves;
+      }
+      if (outs.size() < ins.size()) return Unsupported(instr, "collective shape");
+      int64_t dim = instr.attrs().dimensions.empty() ? 0 : instr.attrs().dimensions[0];
+      Opcode red = ReductionOf(instr);
+      auto pairs = instr.attrs().source_target_pairs;
+      auto groups = instr.attrs().replica_groups;
+      std::vector<CollectiveCall> calls;
+      for (const Buf* b : ins) calls.push_back(MakeCall(instr, b->type));
+      // Scratch for the gathered / reduced whole.
+      std::shared_ptr<std::vector<uint8_t>> scratch = std::make_shared<std::vector<uint8_t>>();
+      std::string desc = instr.Describe();
+      plan.steps.push_back({instr.name(), [op, ins, outs, dim, red, pairs, groups, calls, scratch, desc](RunCtx& ctx) -> absl::Status {
+        CollectiveOps* coll = ctx.opts->collectives;
+        for (size_t i = 0; i < ins.size(); ++i) {
+          const Buf& in = *ins[i];
+          Buf& out = *outs[i];
+          if (op == Opcode::kCollectivePermute || op == Opcode::kCollectivePermuteStart) {
+            if (coll) {
+              absl::Status s = coll->CollectivePermute(calls[i], pairs, in.data, out.data, out.bytes);
+              if (!s.ok()) return s;
+              continue;
+            }
+            bool self = false;
+            for (auto& p : pairs) if (p.first == ctx.opts->replica_id && p.second == ctx.opts->replica_id) self = true;
+            if (self) std::memcpy(out.data, in.data, out.bytes);
+            else std::memset(out.data, 0, out.bytes);
+            continue;
+          }
+          if (!coll || in.bytes == out.bytes) {
+            if (in.bytes != out.bytes)
+              return absl::FailedPreconditionError(absl::StrCat(
+                  "instruction ", desc, " needs several devices but runs on one"));
+            if (!coll || op == Opcode::kAllToAll || op == Opcode::kCollectiveBroadcast) {
+              std::memcpy(out.data, in.data, out.bytes);
+              continue;
+            }
+          }
+          if (op == Opcode::kAllToAll || op == Opcode::kCollectiveBroadcast)
+            return absl::UnimplementedError(absl::StrCat("cross-device ", desc, " is not supported"));
+          int64_t world = std::max(1, ctx.opts->replica_count);
+          auto [pos, gsize] = GroupPosition(groups, ctx.opts->replica_id, world);
+          if (op == Opcode::kAllGather || op == Opcode::kAllGatherStart) {
+            scratch->resize(in.bytes * gsize + 1);
+            absl::Status s = coll->AllGather(calls[i], in.data, scratch->data(), in.bytes);
+            if (!s.ok()) return s;
+            std::vector<Buf> parts(gsize, in);
+            std::vector<const Buf*> pp;
+            for (int64_t g = 0; g < gsize; ++g) { parts[g].data = scratch->data() + g * in.bytes; pp.push_back(&parts[g]); }
+            Concatenate(pp, dim, out);
+          } else {  // reduce-scatter: all-reduce then keep this member's block
+            scratch->resize(in.bytes + 1);
+            absl::Status s = coll->AllReduce(calls[i], red, in.data, scratch->data(), in.count);
+            if (!s.ok()) return s;
+            Buf whole = in;
+            whole.data = scratch->data();
+            std::vector<hlo::SliceDim> sl(in.rank());
+            for (int64_t d = 0; d < in.rank(); ++d) sl[d] = {0, in.dims[d], 1};
+            int64_t block = out.dims[dim];
+            sl[dim] = {pos * block, (pos + 1) * block, 1};
+            Slice(whole, sl, out);
+          }
+        }
+        return absl::OkStatus();
+      }, outs});
+      return absl::OkStatus();
+    }
+    case Opcode::kAllGatherDone:
+    case Opcode::kCollectivePermuteDone: {
+      const hlo::Shape& ts = instr.operand(0)->shape();
+      const auto& in = Leaves(instr.operand(0));
+      if (!ts.IsTuple() || ts.tuple.size() < 2) { alias_same(instr.operand(0)); return absl::OkStatus(); }
+      int64_t first = LeafCount(ts.tuple[0]);
+      values_[&instr] = std::vector<Buf*>(in.begin() + first, in.begin() + first + LeafCount(ts.tuple[1]));
+      return absl::OkStatus();
+    }
+    case Opcode::kCopyStart: {
+      // (destination, source, context): the destination is the copy.
+      std::vector<Buf*> leaves = Leaves(instr.operand(0));
+      std::vector<Buf*> src = leaves;
+      leaves.insert(leaves.end(), src.begin(), src.end());
+      if (shape.IsTuple() && shape.tuple.size() > 2)
+        for (Buf* b : NewLeaves(shape.tuple[2], Buf::Role::kOwned)) leaves.push_back(b);
+      values_[&instr] = leaves;
+      return absl::OkStatus();
+    }
+    case Opcode::kCopyDone: {
+      const hlo::Shape& ts = instr.operand(0)->shape();
+      const auto& in = Leaves(instr.operand(0));
+      int64_t n = ts.IsTuple() && !ts.tuple.empty() ? LeafCount(ts.tuple[0]) : static_cast<int64_t>(in.size());
+      values_[&instr] = std::vector<Buf*>(in.begin(), in.begin() + n);
+      return absl::OkStatus();
+    }
+    case Opcode::kRngBitGenerator:
+    case Opcode::kRng:
+    case Opcode::kRngGetAndUpdateState: {
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      std::vector<Buf*> outs = own();
+      auto k = PlanRng(instr);
+      if (!k.ok()) return Unsupported(instr, k.status().message());
+      std::shared_ptr<RngKernel> kernel = std::move(*k);
+      plan.steps.push_back({instr.name(), [kernel, ins, outs](RunCtx&) { kernel->Run(ins, outs); return absl::OkStatus(); }, outs});
+      return absl::OkStatus();
+    }
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad: {
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      std::vector<Buf*> outs = own();
+      double eps = instr.attrs().epsilon;
+      int64_t fi = instr.attrs().feature_index;
+      if (fi < 0 || fi >= instr.operand(0)->shape().rank()) return Unsupported(instr, "feature_index");
+      plan.steps.push_back({instr.name(), [op, eps, fi, ins, outs](RunCtx&) { BatchNorm(op, eps, fi, ins, outs); return absl::OkStatus(); }, outs});
+      return absl::OkStatus();
+    }
+    case Opcode::kFft: {
+      const Buf* in = Leaves(instr.operand(0))[0];
+      Buf* out = own()[0];
+      std::string type = instr.attrs().fft_type.empty() ? "FFT" : instr.attrs().fft_type;
+      auto len = instr.attrs().fft_length;
+      if (len.empty() || len.size() > static_cast<size_t>(in->rank()) ||
+          (type != "FFT" && type != "IFFT" && type != "RFFT" && type != "IRFFT"))
+        return Unsupported(instr, "fft type or length");
+      plan.steps.push_back({instr.name(), [in, out, type, len](RunCtx&) { Fft(*in, type, len, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kCholesky: {
+      const Buf* a = Leaves(instr.operand(0))[0];
+      Buf* out = own()[0];
+      if (a->rank() < 2) return Unsupported(instr, "cholesky of rank < 2");
+      bool lower = OtherAttr(instr, "lower") == "true";
+      plan.steps.push_back({instr.name(), [a, out, lower](RunCtx&) { Cholesky(*a, lower, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kTriangularSolve: {
+      const Buf* a = Leaves(instr.operand(0))[0];
+      const Buf* b = Leaves(instr.operand(1))[0];
+      Buf* out = own()[0];
+      if (a->rank() < 2 || b->rank() < 2) return Unsupported(instr, "triangular-solve of rank < 2");
+      TriangularSolveOptions o;
+      o.left_side = OtherAttr(instr, "left_side") == "true";
+      o.lower = OtherAttr(instr, "lower") == "true";
+      o.unit_diagonal = OtherAttr(instr, "unit_diagonal") == "true";
+      std::string t = OtherAttr(instr, "transpose_a");
+      if (!t.empty()) o.transpose_a = t;
+      plan.steps.push_back({instr.name(), [a, b, out, o](RunCtx&) { TriangularSolve(*a, *b, o, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kCustomCall: {
+      const std::string& target = instr.attrs().custom_call_target;
+      if (IsIdentityCustomCall(target)) {
+        if (instr.operand_count() == 0) return Unsupported(instr, absl::StrCat("custom-call target '", target, "' without operands"));
+        if (LeafCount(shape) != LeafCount(instr.operand(0)->shape()))
+          return Unsupported(instr, absl::StrCat("custom-call target '", target, "' changing the shape"));
+        const auto& in = Leaves(instr.operand(0));
+        if (shape.IsArray() && in.size() == 1 && shape.dims != in[0]->dims) return alias_reshape(instr.operand(0));
+        alias_same(instr.operand(0));
+        return absl::OkStatus();
+      }
+      auto k = PlanCustomCall(instr);
+      if (!k.ok()) return Unsupported(instr, k.status().message());
+      std::shared_ptr<CustomCallKernel> kernel = std::move(*k);
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      std::vector<Buf*> outs = own();
+      plan.steps.push_back({instr.name(), [kernel, ins, outs](RunCtx&) { kernel->Run(ins, outs); return absl::OkStatus(); }, outs});
+      return absl::OkStatus();
+    }
+    default:
+      break;
+  }
+  return Unsupported(instr, absl::StrCat("operator '", instr.opcode_text().empty() ? std::string(hlo::OpcodeName(op)) : instr.opcode_text(), "'"));
+}
+
+}  // namespace neuron::kernels

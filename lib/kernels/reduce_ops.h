@@ -1,0 +1,32 @@
+// Reductions: reduce (variadic, any reducer), reduce-window and
+// select-and-scatter. Simple reducers (add/multiply/maximum/minimum/and/or
+// of the two parameters) take a typed fast path that accumulates floats in
+// double; others run the reducer computation on lanes of outputs.
+#ifndef NEURON_LIB_KERNELS_REDUCE_OPS_H_
+#define NEURON_LIB_KERNELS_REDUCE_OPS_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/hlo/instruction.h"
+#include "lib/kernels/buffer.h"
+
+namespace neuron::kernels {
+
+class ReduceLikeKernel {
+ public:
+  virtual ~ReduceLikeKernel() = default;
+  // ins: operands then init values (reduce, reduce-window); for
+  // select-and-scatter: operand, source, init.
+  virtual void Run(const std::vector<const Buf*>& ins, const std::vector<Buf*>& outs,
+                   int threads) = 0;
+};
+
+absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanReduce(const hlo::Instruction& instr);
+absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanReduceWindow(const hlo::Instruction& instr);
+absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanSelectAndScatter(const hlo::Instruction& instr);
+
+}  // namespace neuron::kernels
+
+#endif  // NEURON_LIB_KERNELS_REDUCE_OPS_H_

@@ -1,0 +1,130 @@
+#include "lib/kernels/vector_math.h"
+
+#include <immintrin.h>
+
+#include <cmath>
+
+namespace neuron::kernels {
+namespace {
+
+// exp(x) for 8 lanes; x already finite-or-NaN handled by the caller.
+inline __m256 Exp8(__m256 x) {
+  const __m256 hi = _mm256_set1_ps(88.7228317f), lo = _mm256_set1_ps(-103.972084f);
+  __m256 xc = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+  const __m256 log2e = _mm256_set1_ps(1.44269504088896341f);
+  __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500E-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507E-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
+  __m256 r2 = _mm256_mul_ps(r, r);
+  __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, r2, r), _mm256_set1_ps(1.0f));
+  // 2^n in two steps so n down to -150 (subnormal results) works.
+  __m256i ni = _mm256_cvtps_epi32(n);
+  __m256i n1 = _mm256_srai_epi32(ni, 1);
+  __m256i n2 = _mm256_sub_epi32(ni, n1);
+  __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
+  __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
+  y = _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
+  // Overflow to +inf, NaN stays NaN.
+  y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+  y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+inline __m256 Tanh8(__m256 x) {
+  const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+  __m256 ax = _mm256_andnot_ps(sign_mask, x);
+  // Small |x|: odd polynomial.
+  __m256 z = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_set1_ps(-5.70498872745E-3f);
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954E-2f));
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531E-2f));
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036E-1f));
+  p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422E-1f));
+  __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
+  // Large |x|: 1 - 2 / (exp(2|x|) + 1), with the sign of x.
+  __m256 e = Exp8(_mm256_add_ps(ax, ax));
+  __m256 large = _mm256_sub_ps(_mm256_set1_ps(1.0f),
+                               _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
+  large = _mm256_or_ps(large, _mm256_and_ps(x, sign_mask));
+  __m256 use_small = _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ);
+  __m256 y = _mm256_blendv_ps(large, small, use_small);
+  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+inline __m256 Log8(__m256 x) {
+  // x = m * 2^e with m in [sqrt(1/2), sqrt(2)); log = e*ln2 + log(m).
+  __m256i xi = _mm256_castps_si256(x);
+  __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(xi, 23), _mm256_set1_epi32(127));
+  __m256 m = _mm256_castsi256_ps(_mm256_or_si256(_mm256_and_si256(xi, _mm256_set1_epi32(0x007fffff)),
+                                                 _mm256_set1_epi32(0x3f800000)));
+  __m256 ef = _mm256_cvtepi32_ps(e);
+  __m256 big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356f), _CMP_GT_OQ);
+  m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
+  ef = _mm256_add_ps(ef, _mm256_and_ps(big, _mm256_set1_ps(1.0f)));
+  __m256 f = _mm256_sub_ps(m, _mm256_set1_ps(1.0f));
+  __m256 p = _mm256_set1_ps(7.0376836292E-2f);
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.1514610310E-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.1676998740E-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.2420140846E-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.4249322787E-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.6668057665E-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.0000714765E-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-2.4999993993E-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(3.3333331174E-1f));
+  __m256 f2 = _mm256_mul_ps(f, f);
+  __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, f2), f);
+  y = _mm256_fmadd_ps(ef, _mm256_set1_ps(-2.12194440e-4f), y);
+  y = _mm256_fnmadd_ps(f2, _mm256_set1_ps(0.5f), y);
+  y = _mm256_add_ps(f, y);
+  y = _mm256_fmadd_ps(ef, _mm256_set1_ps(0.693359375f), y);
+  return y;
+}
+
+template <typename V, typename S>
+void Apply(const float* a, float* r, int64_t n, V vec, S scalar) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(r + i, vec(_mm256_loadu_ps(a + i)));
+  for (; i < n; ++i) r[i] = scalar(a[i]);
+}
+
+}  // namespace
+
+void VecExp(const float* a, float* r, int64_t n) {
+  Apply(a, r, n, Exp8, [](float x) { return std::exp(x); });
+}
+
+void VecTanh(const float* a, float* r, int64_t n) {
+  Apply(a, r, n, Tanh8, [](float x) { return std::tanh(x); });
+}
+
+void VecLogistic(const float* a, float* r, int64_t n) {
+  Apply(a, r, n, [](__m256 x) {
+    __m256 e = Exp8(_mm256_xor_ps(x, _mm256_set1_ps(-0.0f)));
+    __m256 y = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  }, [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
+}
+
+void VecLog(const float* a, float* r, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 x = _mm256_loadu_ps(a + i);
+    // Normal positive finite lanes take the polynomial; others libm.
+    __m256 ok = _mm256_and_ps(_mm256_cmp_ps(x, _mm256_set1_ps(1.17549435e-38f), _CMP_GE_OQ),
+                              _mm256_cmp_ps(x, _mm256_set1_ps(3.40282347e+38f), _CMP_LE_OQ));
+    if (_mm256_movemask_ps(ok) == 0xff) {
+      _mm256_storeu_ps(r + i, Log8(x));
+    } else {
+      for (int k = 0; k < 8; ++k) r[i + k] = std::log(a[i + k]);
+    }
+  }
+  for (; i < n; ++i) r[i] = std::log(a[i]);
+}
+
+}  // namespace neuron::kernels

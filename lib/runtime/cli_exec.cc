@@ -1,0 +1,477 @@
+#include "lib/runtime/cli_exec.h"
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lib/program/dtype.h"
+#include "lib/runtime/cli_latency.h"
+#include "lib/runtime/cli_npy.h"
+#include "lib/runtime/cli_random.h"
+#include "lib/runtime/cli_tensor_text.h"
+#include "lib/runtime/runtime.h"
+#include "lib/runtime/status.h"
+#include "lib/support/cli.h"
+#include "nlohmann/json.hpp"
+
+namespace neuron::runtime {
+namespace {
+
+constexpr const char* kTool = "neuron-exec";
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+int Error(const std::string& message) {
+  PrintError(kTool, message);
+  return kExitFailure;
+}
+
+int RuntimeError(const std::string& what, const absl::Status& status) {
+  return Error(absl::StrCat(what, ": ", DescribeForCli(status)));
+}
+
+std::string Describe(const TensorInfo& t) {
+  return absl::StrFormat("#%d '%s' %s", t.position, t.name, FormatTensorType(t.shape));
+}
+
+std::string ListTensors(const std::vector<TensorInfo>& infos) {
+  std::string out;
+  for (const TensorInfo& t : infos) {
+    if (!out.empty()) out += ", ";
+    out += Describe(t);
+  }
+  return out.empty() ? "none" : out;
+}
+
+// Finds a tensor by "#k" or by name (a leading '%' is ignored).
+absl::StatusOr<size_t> FindTensor(const std::vector<TensorInfo>& infos, std::string_view name,
+                                  const char* kind) {
+  if (!name.empty() && name[0] == '#') {
+    char* end = nullptr;
+    const std::string digits(name.substr(1));
+    long k = std::strtol(digits.c_str(), &end, 10);
+    if (!digits.empty() && *end == '\0' && k >= 0 && static_cast<size_t>(k) < infos.size()) {
+      return static_cast<size_t>(k);
+    }
+  } else {
+    if (!name.empty() && name[0] == '%') name.remove_prefix(1);
+    for (size_t i = 0; i < infos.size(); ++i) {
+      if (infos[i].name == name) return i;
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrFormat("the model has no %s '%s' (%ss: %s)", kind,
+                                                    std::string(name), kind, ListTensors(infos)));
+}
+
+json ShapeJson(const hlo::Shape& shape) { return json(shape.dims); }
+
+struct BoundInput {
+  hlo::Literal value;
+  std::string source;  // "file", "inline", "random"
+};
+
+// Binds every model input to a value; the error names what is wrong.
+absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, const Model& model) {
+  const std::vector<TensorInfo>& infos = model.inputs();
+  std::vector<std::optional<BoundInput>> bound(infos.size());
+  for (const NamedArg& arg : request.inputs) {
+    absl::StatusOr<size_t> k = FindTensor(infos, arg.name, "input");
+    if (!k.ok()) return k.status();
+    if (bound[*k].has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("input %s is given twice", Describe(infos[*k])));
+    }
+    BoundInput in;
+    absl::StatusOr<hlo::Literal> value;
+    if (LooksLikeInlineTensor(arg.value)) {
+      value = ParseInlineTensor(arg.value);
+      in.source = "inline";
+    } else {
+      if (arg.value == "-" && request.neff_path == "-") {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("input '%s': stdin already holds the NEFF", arg.name));
+      }
+      value = ReadNpyFile(arg.value);
+      in.source = "file";
+    }
+    if (!value.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("input '%s': %s", arg.name, std::string(value.status().message())));
+    }
+    const TensorInfo& info = infos[*k];
+    if (value->shape().dims != info.shape.dims) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "input %s: the value given is %s; the dimensions must match", Describe(info),
+          FormatTensorType(value->shape())));
+    }
+    in.value = ConvertTensor(*value, info.shape.type);
+    bound[*k] = std::move(in);
+  }
+  RandomTensors random(request.seed);
+  std::vector<BoundInput> out;
+  for (size_t k = 0; k < infos.size(); ++k) {
+    // Random values are drawn for every input in order, even given ones, so
+    // an input's random value does not depend on which others were given.
+    std::optional<hlo::Literal> drawn;
+    if (request.random_inputs) drawn = random.Next(infos[k].shape);
+    if (bound[k].has_value()) {
+      out.push_back(std::move(*bound[k]));
+    } else if (drawn.has_value()) {
+      out.push_back({std::move(*drawn), "random"});
+    } else {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "input %s is not given (use --input %s=FILE.npy, an inline value, or --random-inputs)",
+          Describe(infos[k]), infos[k].name));
+    }
+  }
+  return out;
+}
+
+// One core's model and device tensors.
+struct Replica {
+  std::unique_ptr<Model> model;
+  std::vector<std::unique_ptr<TensorBuffer>> inputs, outputs;
+  std::vector<const TensorBuffer*> in_ptrs;
+  std::vector<TensorBuffer*> out_ptrs;
+  std::vector<uint64_t> samples_ns;
+  uint64_t wall_ns = 0;
+  absl::Status error;
+  ExecuteResult last;
+};
+
+absl::Status PrepareReplica(Runtime& rt, Replica& r, const std::vector<BoundInput>& inputs) {
+  const Model& m = *r.model;
+  for (size_t k = 0; k < m.inputs().size(); ++k) {
+    const TensorInfo& info = m.inputs()[k];
+    absl::StatusOr<std::unique_ptr<TensorBuffer>> t =
+        rt.AllocateTensor(m.core_id(), info.bytes, info.name);
+    if (!t.ok()) return t.status();
+    const std::vector<uint8_t>& data = inputs[k].value.data();
+    if (absl::Status s = (*t)->Write(data.data(), 0, std::min<uint64_t>(data.size(), info.bytes));
+        !s.ok()) {
+      return s;
+    }
+    r.in_ptrs.push_back(t->get());
+    r.inputs.push_back(std::move(*t));
+  }
+  for (const TensorInfo& info : m.outputs()) {
+    absl::StatusOr<std::unique_ptr<TensorBuffer>> t =
+        rt.AllocateTensor(m.core_id(), info.bytes, info.name);
+    if (!t.ok()) return t.status();
+    r.out_ptrs.push_back(t->get());
+    r.outputs.push_back(std::move(*t));
+  }
+  return absl::OkStatus();
+}
+
+// Warmup, then the measured executions; stops at the first failure.
+void RunReplica(Replica& r, int64_t warmup, int64_t iterations, std::atomic<bool>* failed) {
+  for (int64_t i = 0; i < warmup && !failed->load(); ++i) {
+    absl::StatusOr<ExecuteResult> res = r.model->Execute(r.in_ptrs, r.out_ptrs);
+    if (!res.ok()) {
+      r.error = res.status();
+      failed->store(true);
+      return;
+    }
+    r.last = *res;
+  }
+  r.samples_ns.reserve(static_cast<size_t>(iterations));
+  const auto start = Clock::now();
+  for (int64_t i = 0; i < iterations && !failed->load(); ++i) {
+    const auto t0 = Clock::now();
+    absl::StatusOr<ExecuteResult> res = r.model->Execute(r.in_ptrs, r.out_ptrs);
+    const auto t1 = Clock::now();
+    if (!res.ok()) {
+      r.error = res.status();
+      failed->store(true);
+      return;
+    }
+    r.last = *res;
+    r.samples_ns.push_back(
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+  }
+  r.wall_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+}
+
+json StatsJson(const LatencyStats& s) {
+  return json{{"count", s.count},
+              {"latency_us",
+               {{"min", s.min_us},
+                {"p50", s.p50_us},
+                {"p90", s.p90_us},
+                {"p99", s.p99_us},
+                {"max", s.max_us},
+                {"mean", s.mean_us}}},
+              {"throughput_per_s", s.throughput}};
+}
+
+std::string StatsLine(const LatencyStats& s) {
+  return absl::StrFormat(
+      "latency (us): min %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f  | throughput %.1f "
+      "inferences/s",
+      s.min_us, s.p50_us, s.p90_us, s.p99_us, s.max_us, s.throughput);
+}
+
+absl::Status MakeDirs(const std::string& dir) {
+  std::string partial;
+  for (size_t i = 0; i <= dir.size(); ++i) {
+    if (i == dir.size() || dir[i] == '/') {
+      if (!partial.empty() && mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+        return absl::InternalError(
+            absl::StrFormat("cannot create directory %s: %s", partial, std::strerror(errno)));
+      }
+    }
+    if (i < dir.size()) partial += dir[i];
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<NamedArg> SplitNamedArg(std::string_view text, std::string_view flag) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s '%s': expected NAME=VALUE (NAME an HLO name or #k)", std::string(flag),
+        std::string(text)));
+  }
+  return NamedArg{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
+}
+
+int RunExec(const ExecRequest& request) {
+  InitOptions init;
+  // Without --cores only the first visible core is taken, so that several
+  // tools can share an instance.
+  if (request.cores.has_value()) {
+    init.cores = request.cores;
+  } else {
+    init.first_visible_core_only = true;
+  }
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Init(init);
+  if (!rt.ok()) return RuntimeError("cannot initialize the runtime", rt.status());
+  Runtime& runtime = **rt;
+
+  // Load once per core (the first load reads stdin; the others reuse it).
+  std::vector<Replica> replicas(runtime.cores().size());
+  std::string neff_bytes;
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    absl::StatusOr<std::unique_ptr<Model>> model;
+    if (request.neff_path == "-" && replicas.size() > 1) {
+      if (i == 0) {
+        neff_bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+      }
+      model = runtime.LoadBytes(neff_bytes, runtime.cores()[i]);
+    } else {
+      model = runtime.LoadFile(request.neff_path, runtime.cores()[i]);
+    }
+    if (!model.ok()) return RuntimeError("cannot load the NEFF", model.status());
+    replicas[i].model = std::move(*model);
+  }
+  const Model& model = *replicas[0].model;
+
+  absl::StatusOr<std::vector<BoundInput>> inputs = BindInputs(request, model);
+  if (!inputs.ok()) return Error(std::string(inputs.status().message()));
+
+  // Validate output and expect names before running.
+  std::vector<std::pair<size_t, std::string>> output_files;
+  for (const NamedArg& arg : request.outputs) {
+    absl::StatusOr<size_t> k = FindTensor(model.outputs(), arg.name, "output");
+    if (!k.ok()) return Error(absl::StrCat("--output: ", k.status().message()));
+    output_files.emplace_back(*k, arg.value);
+  }
+  std::vector<std::pair<size_t, hlo::Literal>> expects;
+  for (const NamedArg& arg : request.expects) {
+    absl::StatusOr<size_t> k = FindTensor(model.outputs(), arg.name, "output");
+    if (!k.ok()) return Error(absl::StrCat("--expect: ", k.status().message()));
+    absl::StatusOr<hlo::Literal> want = ReadNpyFile(arg.value);
+    if (!want.ok()) return Error(absl::StrCat("--expect: ", want.status().message()));
+    expects.emplace_back(*k, std::move(*want));
+  }
+
+  for (Replica& r : replicas) {
+    if (absl::Status s = PrepareReplica(runtime, r, *inputs); !s.ok()) {
+      return RuntimeError("cannot allocate the tensors", s);
+    }
+  }
+
+  const int64_t warmup = request.warmup;
+  const int64_t iterations = std::max<int64_t>(1, request.iterations);
+  std::atomic<bool> failed{false};
+  const auto wall_start = Clock::now();
+  if (replicas.size() == 1) {
+    RunReplica(replicas[0], warmup, iterations, &failed);
+  } else {
+    std::vector<std::thread> threads;
+    for (Replica& r : replicas) {
+      threads.emplace_back([&r, warmup, iterations, &failed] {
+        RunReplica(r, warmup, iterations, &failed);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  const uint64_t wall_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - wall_start).count());
+  for (const Replica& r : replicas) {
+    if (!r.error.ok()) {
+      return RuntimeError(absl::StrFormat("execution on nc%d failed", r.model->core_id()), r.error);
+    }
+  }
+  for (const Replica& r : replicas) {
+    if (r.last.fail) {
+      PrintError(kTool, absl::StrCat(r.last.numerical_report,
+                                     " (NRT_EXEC_COMPLETED_WITH_NUM_ERR, NEURON_FAIL_ON_NAN=1)"));
+      return kExitFailure;
+    }
+  }
+
+  // Results of the first core.
+  Replica& first = replicas[0];
+  std::vector<hlo::Literal> results;
+  for (size_t k = 0; k < model.outputs().size(); ++k) {
+    hlo::Literal value = hlo::Literal::Zeros(model.outputs()[k].shape);
+    (void)first.outputs[k]->Read(value.mutable_data().data(), 0, value.mutable_data().size());
+    results.push_back(std::move(value));
+  }
+
+  json doc;
+  doc["neff"] = request.neff_path;
+  doc["model"] = model.name();
+  doc["target"] = model.target();
+  doc["cores"] = runtime.cores();
+  doc["status"] = nrt_get_status_name(first.last.status);
+  if (!first.last.numerical_report.empty()) doc["numerical_report"] = first.last.numerical_report;
+  doc["inputs"] = json::array();
+  for (size_t k = 0; k < model.inputs().size(); ++k) {
+    const TensorInfo& t = model.inputs()[k];
+    doc["inputs"].push_back({{"position", t.position},
+                             {"name", t.name},
+                             {"dtype", program::DtypeName(t.shape.type)},
+                             {"shape", ShapeJson(t.shape)},
+                             {"source", (*inputs)[k].source}});
+  }
+
+  // Files.
+  json outputs_json = json::array();
+  if (!request.output_dir.empty()) {
+    if (absl::Status s = MakeDirs(request.output_dir); !s.ok()) {
+      return Error(absl::StrCat("--output-dir: ", s.message()));
+    }
+  }
+  for (size_t k = 0; k < results.size(); ++k) {
+    const TensorInfo& t = model.outputs()[k];
+    json entry = {{"position", t.position},
+                  {"name", t.name},
+                  {"dtype", program::DtypeName(t.shape.type)},
+                  {"stored_as", program::DtypeName(NpyStorageType(t.shape.type))},
+                  {"shape", ShapeJson(t.shape)}};
+    if (!request.output_dir.empty()) {
+      const std::string file = absl::StrFormat("out%d.npy", k);
+      if (absl::Status s = WriteNpyFile(request.output_dir + "/" + file, results[k]); !s.ok()) {
+        return Error(std::string(s.message()));
+      }
+      entry["file"] = file;
+    }
+    outputs_json.push_back(entry);
+  }
+  if (!request.output_dir.empty()) {
+    const std::string path = request.output_dir + "/outputs.json";
+    std::ofstream out(path);
+    out << json{{"outputs", outputs_json}}.dump(2) << "\n";
+    if (!out.flush()) return Error(absl::StrFormat("%s: cannot write", path));
+  }
+  for (const auto& [k, path] : output_files) {
+    if (absl::Status s = WriteNpyFile(path, results[k]); !s.ok()) {
+      return Error(std::string(s.message()));
+    }
+  }
+
+  // Printing and checks.
+  std::string text;
+  if (request.print) {
+    for (size_t k = 0; k < results.size(); ++k) {
+      const std::string printed = FormatTensor(results[k]);
+      absl::StrAppend(&text, "result[", k, "]: ", printed, "\n");
+      outputs_json[k]["printed"] = printed;
+    }
+  }
+  doc["outputs"] = outputs_json;
+  int exit_code = kExitOk;
+  std::string expect_error;
+  json expect_json = json::array();
+  for (const auto& [k, want] : expects) {
+    const TensorInfo& t = model.outputs()[k];
+    Comparison c = CompareTensors(results[k], want, request.tolerance);
+    json e = {{"output", t.name}, {"position", t.position}, {"ok", c.ok},
+              {"mismatches", c.mismatches}};
+    if (!c.ok) {
+      e["error"] = c.error;
+      if (c.worst_index >= 0) {
+        e["worst"] = {{"index", c.worst_coords}, {"got", c.got}, {"expected", c.expected}};
+      }
+      if (expect_error.empty()) {
+        expect_error = absl::StrFormat("--expect %s: %s", Describe(t), c.error);
+      }
+      exit_code = kExitFailure;
+    } else {
+      absl::StrAppend(&text, absl::StrFormat("[SUCCESS] %s matches (rtol %g, atol %g)\n",
+                                             Describe(t), request.tolerance.rtol,
+                                             request.tolerance.atol));
+    }
+    expect_json.push_back(e);
+  }
+  if (!expects.empty()) doc["expect"] = expect_json;
+
+  if (request.benchmark) {
+    std::vector<uint64_t> all;
+    json per_core = json::array();
+    for (const Replica& r : replicas) {
+      all.insert(all.end(), r.samples_ns.begin(), r.samples_ns.end());
+      LatencyStats s = ComputeLatencyStats(r.samples_ns, r.wall_ns);
+      json j = StatsJson(s);
+      j["core"] = r.model->core_id();
+      per_core.push_back(j);
+      if (replicas.size() > 1) {
+        absl::StrAppend(&text, absl::StrFormat("nc%d: %s\n", r.model->core_id(), StatsLine(s)));
+      }
+    }
+    // Throughput of all cores together over the common wall time (warmup
+    // excluded where one core; included otherwise, as cores overlap).
+    LatencyStats total = ComputeLatencyStats(all, replicas.size() == 1 ? replicas[0].wall_ns : wall_ns);
+    absl::StrAppend(&text, absl::StrFormat("%d iterations (%d warmup) on %d core%s: %s\n",
+                                           iterations, warmup, replicas.size(),
+                                           replicas.size() == 1 ? "" : "s", StatsLine(total)));
+    json b = StatsJson(total);
+    b["iterations"] = iterations;
+    b["warmup"] = warmup;
+    b["per_core"] = per_core;
+    doc["benchmark"] = b;
+  }
+
+  const bool stdout_is_data = [&] {
+    for (const auto& [k, path] : output_files) {
+      if (path == "-") return true;
+    }
+    return false;
+  }();
+  if (request.json) {
+    if (!stdout_is_data) std::printf("%s\n", doc.dump(2).c_str());
+  } else if (!stdout_is_data) {
+    std::fputs(text.c_str(), stdout);
+  }
+  std::fflush(stdout);
+  if (!expect_error.empty()) PrintError(kTool, expect_error);
+  return exit_code;
+}
+
+}  // namespace neuron::runtime

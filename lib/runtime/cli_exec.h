@@ -1,0 +1,51 @@
+// What neuron-exec does once its flags are parsed: take the cores, load the
+// NEFF on each, bind inputs (by HLO parameter name or #k; .npy files,
+// inline tensors, or random), execute (once, or warmup + iterations per
+// core in parallel), then print, write, and check the results. The main
+// only parses flags.
+#ifndef NEURON_LIB_RUNTIME_CLI_EXEC_H_
+#define NEURON_LIB_RUNTIME_CLI_EXEC_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/runtime/cli_compare.h"
+
+namespace neuron::runtime {
+
+// "NAME=VALUE" as given to --input/--output/--expect.
+struct NamedArg {
+  std::string name;   // an HLO name or "#k"
+  std::string value;  // a file, or an inline tensor for --input
+};
+
+// Splits at the first '='; an error names the flag and says what is expected.
+absl::StatusOr<NamedArg> SplitNamedArg(std::string_view text, std::string_view flag);
+
+struct ExecRequest {
+  std::string neff_path;              // "-" = stdin
+  std::vector<NamedArg> inputs;
+  bool random_inputs = false;
+  uint64_t seed = 0;
+  std::string output_dir;             // "" = none
+  std::vector<NamedArg> outputs;      // NAME=FILE or NAME=-
+  bool print = false;
+  std::vector<NamedArg> expects;
+  Tolerance tolerance;
+  std::optional<std::vector<int>> cores;  // unset: the first visible core
+  bool benchmark = false;             // --iterations or --warmup given
+  int64_t iterations = 1;
+  int64_t warmup = 0;
+  bool json = false;
+};
+
+// Runs the request; prints results (text or JSON) on stdout and failures as
+// one "neuron-exec: error: ..." line on stderr. Returns the exit status.
+int RunExec(const ExecRequest& request);
+
+}  // namespace neuron::runtime
+
+#endif  // NEURON_LIB_RUNTIME_CLI_EXEC_H_

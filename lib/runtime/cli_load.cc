@@ -1,0 +1,107 @@
+#include "lib/runtime/cli_load.h"
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lib/runtime/runtime.h"
+#include "lib/runtime/status.h"
+#include "lib/support/cli.h"
+#include "lib/support/parse.h"
+#include "nlohmann/json.hpp"
+
+namespace neuron::runtime {
+namespace {
+
+constexpr const char* kTool = "neuron-load";
+using nlohmann::json;
+
+json TimingsJson(const LoadTimings& t) {
+  return json{{"read", t.read_ms},         {"hash", t.hash_ms},   {"decompress", t.decompress_ms},
+              {"deserialize", t.deserialize_ms}, {"build", t.build_ms}, {"place", t.place_ms},
+              {"total", t.total_ms}};
+}
+
+json CostJson(const LoadCost& c) {
+  return json{{"weights", c.weights},       {"model_code", c.model_code},
+              {"scratchpad", c.scratchpad}, {"scratchpad_page", c.scratchpad_page},
+              {"largest_variable", c.largest_variable},
+              {"io_tensors", c.io_tensors}, {"peak", c.peak}};
+}
+
+}  // namespace
+
+int RunLoad(const LoadRequest& request) {
+  InitOptions init;
+  if (request.cores.has_value()) {
+    init.cores = request.cores;
+  } else {
+    init.first_visible_core_only = true;
+  }
+  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Init(init);
+  if (!rt.ok()) {
+    PrintError(kTool, absl::StrCat("cannot initialize the runtime: ", DescribeForCli(rt.status())));
+    return kExitFailure;
+  }
+  Runtime& runtime = **rt;
+  std::string stdin_bytes;
+  const bool shared_stdin = request.neff_path == "-" && runtime.cores().size() > 1;
+  if (shared_stdin) {
+    stdin_bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+
+  json doc;
+  doc["neff"] = request.neff_path;
+  doc["cores"] = json::array();
+  std::string text;
+  for (int core : runtime.cores()) {
+    absl::StatusOr<std::unique_ptr<Model>> model =
+        shared_stdin ? runtime.LoadBytes(stdin_bytes, core) : runtime.LoadFile(request.neff_path, core);
+    if (!model.ok()) {
+      PrintError(kTool, absl::StrCat("cannot load ", request.neff_path == "-" ? "<stdin>" : request.neff_path,
+                                     " on nc", core, ": ", DescribeForCli(model.status())));
+      return kExitFailure;
+    }
+    const Model& m = **model;
+    if (!doc.contains("model")) {
+      doc["model"] = m.name();
+      doc["target"] = m.target();
+      doc["inputs"] = m.inputs().size();
+      doc["outputs"] = m.outputs().size();
+      absl::StrAppend(&text, absl::StrFormat("%s: model '%s' for %s, %d inputs, %d outputs\n",
+                                             request.neff_path == "-" ? "<stdin>" : request.neff_path,
+                                             m.name(), m.target(), m.inputs().size(),
+                                             m.outputs().size()));
+    }
+    const LoadCost& c = m.cost();
+    const LoadTimings& t = m.timings();
+    const uint64_t pages = c.scratchpad_page ? c.scratchpad / c.scratchpad_page : 0;
+    absl::StrAppend(
+        &text,
+        absl::StrFormat("nc%d: weights %s, model code %s, scratchpad %s (%d page%s of %s), I/O "
+                        "tensors %s, peak %s\n",
+                        core, FormatBytes(c.weights), FormatBytes(c.model_code),
+                        FormatBytes(c.scratchpad), pages, pages == 1 ? "" : "s",
+                        FormatBytes(c.scratchpad_page), FormatBytes(c.io_tensors),
+                        FormatBytes(c.peak)),
+        absl::StrFormat("nc%d: loaded in %.3f ms (read %.3f, hash %.3f, decompress %.3f, "
+                        "deserialize %.3f, build %.3f, place %.3f)\n",
+                        core, t.total_ms, t.read_ms, t.hash_ms, t.decompress_ms, t.deserialize_ms,
+                        t.build_ms, t.place_ms));
+    json entry = CostJson(c);
+    entry["core"] = core;
+    entry["load_ms"] = TimingsJson(t);
+    doc["cores"].push_back(entry);
+    // Unloaded here: the model goes out of scope before the next core.
+  }
+  if (request.json) {
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else {
+    std::fputs(text.c_str(), stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace neuron::runtime

@@ -1,0 +1,140 @@
+#include "lib/runtime/cli_npy.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/str_format.h"
+#include "lib/program/dtype.h"
+#include "lib/program/npy.h"
+
+namespace neuron::runtime {
+namespace {
+
+using hlo::ElementType;
+
+std::optional<ElementType> TypeOfDescr(std::string_view descr) {
+  if (descr.size() < 3) return std::nullopt;
+  const char order = descr[0];
+  if (order != '<' && order != '|' && order != '=') return std::nullopt;
+  const std::string_view kind = descr.substr(1);
+  static const std::pair<const char*, ElementType> kTable[] = {
+      {"f4", ElementType::kF32}, {"f8", ElementType::kF64}, {"f2", ElementType::kF16},
+      {"b1", ElementType::kPred}, {"i1", ElementType::kS8}, {"u1", ElementType::kU8},
+      {"i2", ElementType::kS16}, {"u2", ElementType::kU16}, {"i4", ElementType::kS32},
+      {"u4", ElementType::kU32}, {"i8", ElementType::kS64}, {"u8", ElementType::kU64},
+  };
+  for (const auto& [name, type] : kTable) {
+    if (kind == name) return type;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<hlo::Literal> ParseNpyTensor(std::string_view bytes, std::string_view display) {
+  absl::StatusOr<program::NpyArray> npy = program::ParseNpy(bytes);
+  if (!npy.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s", std::string(display), std::string(npy.status().message())));
+  }
+  std::optional<ElementType> type = TypeOfDescr(npy->descr);
+  if (!type.has_value()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: unsupported .npy dtype '%s' (little-endian bool, int, uint and float arrays only)",
+        std::string(display), npy->descr));
+  }
+  hlo::Literal value = hlo::Literal::Zeros(hlo::Shape::Array(*type, npy->dims));
+  if (value.data().size() != npy->data.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: holds %d bytes of data, its header says %d", std::string(display), npy->data.size(),
+        value.data().size()));
+  }
+  if (!npy->data.empty()) std::memcpy(value.mutable_data().data(), npy->data.data(), npy->data.size());
+  return value;
+}
+
+absl::StatusOr<hlo::Literal> ReadNpyFile(const std::string& path) {
+  std::string bytes;
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    bytes = ss.str();
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      return absl::NotFoundError(absl::StrFormat("%s: cannot open: %s", path, std::strerror(errno)));
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    bytes = ss.str();
+  }
+  return ParseNpyTensor(bytes, path);
+}
+
+hlo::ElementType NpyStorageType(hlo::ElementType type) {
+  switch (type) {
+    case ElementType::kF32: case ElementType::kF64: case ElementType::kF16:
+    case ElementType::kPred: case ElementType::kS8: case ElementType::kU8:
+    case ElementType::kS16: case ElementType::kU16: case ElementType::kS32:
+    case ElementType::kU32: case ElementType::kS64: case ElementType::kU64:
+      return type;
+    default:
+      return hlo::IsFloatingPoint(type) ? ElementType::kF32 : type;
+  }
+}
+
+std::string NpyBytes(const hlo::Literal& value) {
+  const ElementType storage = NpyStorageType(value.shape().type);
+  const hlo::Literal converted =
+      storage == value.shape().type ? hlo::Literal() : ConvertTensor(value, storage);
+  const hlo::Literal& v = storage == value.shape().type ? value : converted;
+  std::string out = program::NpyHeader(program::NpyDescr(storage), v.shape().dims);
+  out.append(reinterpret_cast<const char*>(v.data().data()), v.data().size());
+  return out;
+}
+
+absl::Status WriteNpyFile(const std::string& path, const hlo::Literal& value) {
+  const std::string bytes = NpyBytes(value);
+  if (path == "-") {
+    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) {
+      return absl::InternalError("cannot write to stdout");
+    }
+    std::fflush(stdout);
+    return absl::OkStatus();
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) ||
+      !out.flush()) {
+    return absl::InternalError(absl::StrFormat("%s: cannot write: %s", path, std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+hlo::Literal ConvertTensor(const hlo::Literal& value, hlo::ElementType type) {
+  const ElementType from = value.shape().type;
+  hlo::Literal out = hlo::Literal::Zeros(hlo::Shape::Array(type, value.shape().dims));
+  const bool raw_bits = hlo::StorageBytes(from) == hlo::StorageBytes(type) &&
+                        hlo::IsUnsignedInt(from) && hlo::IsFloatingPoint(type) &&
+                        type != ElementType::kF32 && type != ElementType::kF64;
+  if (from == type || raw_bits) {
+    out.mutable_data() = value.data();
+    return out;
+  }
+  const int64_t n = value.element_count();
+  const bool ints = (hlo::IsInteger(from) || from == ElementType::kPred) &&
+                    (hlo::IsInteger(type) || type == ElementType::kPred);
+  for (int64_t i = 0; i < n; ++i) {
+    if (ints) {
+      out.SetInt(i, value.GetInt(i));
+    } else {
+      out.SetDouble(i, value.GetDouble(i));
+    }
+  }
+  return out;
+}
+
+}  // namespace neuron::runtime

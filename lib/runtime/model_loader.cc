@@ -1,0 +1,308 @@
+// Loading a NEFF onto a core: read, hash (NEURON_RT_VALIDATE_HASH), version
+// and LNC checks (NEURON_RT_ALLOW_LEGACY_NEFF), decompression, the program,
+// the target check, building the executable, and device-memory placement.
+// Each step is timed for neuron-load.
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_format.h"
+#include "lib/device/instance_catalog.h"
+#include "lib/log/log.h"
+#include "lib/neff/digest.h"
+#include "lib/neff/mapped_file.h"
+#include "lib/program/dtype.h"
+#include "lib/runtime/model_state.h"
+#include "lib/runtime/runtime.h"
+#include "lib/runtime/scratchpad.h"
+#include "lib/runtime/status.h"
+#include "lib/support/parse.h"
+
+namespace neuron::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// NeuronCore generation of a target or instance arch: NEFFs run on the
+// generation they were compiled for.
+int CoreGeneration(const std::string& arch) {
+  if (arch == "trn1" || arch == "trn1n" || arch == "inf2") return 2;
+  if (arch == "trn2") return 3;
+  if (arch == "trn3") return 4;
+  return 0;
+}
+
+// The header hash against the payload, before anything reads the payload,
+// so a flipped byte is reported as such and not as a decompression error.
+absl::Status CheckHash(const neff::Header& header, std::string_view bytes) {
+  if (bytes.size() < neff::kHeaderSize || bytes.size() - neff::kHeaderSize != header.data_size) {
+    return absl::OkStatus();  // neff::Read reports the truncation itself
+  }
+  std::string_view payload = bytes.substr(neff::kHeaderSize);
+  const bool md5 = header.pkg_version == neff::kPkgTgzMd5;
+  absl::StatusOr<std::array<uint8_t, 32>> actual =
+      neff::ComputeDigest(md5 ? neff::DigestKind::kMd5 : neff::DigestKind::kSha256, payload);
+  if (!actual.ok()) return RtError(NRT_FAILURE, std::string(actual.status().message()));
+  const size_t length = md5 ? 16 : 32;
+  if (!std::equal(actual->begin(), actual->begin() + length, header.hash.begin())) {
+    return RtError(NRT_INVALID,
+                   "NEFF hash mismatch: the payload does not match the header's hash (corrupt or "
+                   "modified file; NEURON_RT_VALIDATE_HASH is on)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTarget(const program::Manifest& manifest, const device::InstanceType& instance,
+                         const config::RuntimeConfig& config) {
+  const int neff_gen = CoreGeneration(manifest.target);
+  const int device_gen = CoreGeneration(instance.arch);
+  if (neff_gen == device_gen && neff_gen != 0) return absl::OkStatus();
+  const std::string what = absl::StrFormat(
+      "NEFF was compiled for %s but this instance is %s (%s); recompile with --target %s",
+      manifest.target, instance.name, instance.arch, instance.arch);
+  if (neff_gen != 0 && neff_gen < device_gen && config.allow_legacy_neff != 0) {
+    NEURON_LOG(NRT, kWarn, "%s (loading anyway: NEURON_RT_ALLOW_LEGACY_NEFF is set)", what);
+    return absl::OkStatus();
+  }
+  return RtError(NRT_UNSUPPORTED_NEFF_VERSION, what);
+}
+
+// The biggest single intermediate value of the entry computation: what must
+// fit one scratchpad page.
+uint64_t LargestVariable(const hlo::Module& module) {
+  uint64_t largest = 0;
+  const hlo::Computation* entry = module.entry();
+  if (entry == nullptr) return 0;
+  for (const hlo::Instruction* instr : entry->instructions()) {
+    if (instr->opcode() == hlo::Opcode::kParameter || instr->opcode() == hlo::Opcode::kConstant) {
+      continue;
+    }
+    std::optional<int64_t> bytes = program::ArrayBytes(instr->shape());
+    if (bytes.has_value()) largest = std::max<uint64_t>(largest, static_cast<uint64_t>(*bytes));
+  }
+  return largest;
+}
+
+std::vector<TensorInfo> ToTensorInfos(const std::vector<program::TensorInfo>& infos,
+                                      const hlo::Module& module, bool inputs) {
+  std::vector<TensorInfo> out;
+  for (const program::TensorInfo& t : infos) {
+    TensorInfo info;
+    info.name = t.name;
+    // Inputs are named by their HLO parameter, which is what users know.
+    if (inputs && t.tuple_index.empty() && module.entry() != nullptr) {
+      const hlo::Instruction* p = module.entry()->parameter(static_cast<size_t>(t.parameter));
+      if (p != nullptr) info.name = p->name();
+    }
+    info.position = static_cast<int>(t.index);
+    info.shape = hlo::Shape::Array(t.type, t.dims);
+    info.bytes = static_cast<uint64_t>(t.size);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+// Output names: the HLO instruction producing each leaf of the result
+// (through tuples), so outputs.json maps positions to HLO names.
+void NameOutputs(const hlo::Module& module, std::vector<TensorInfo>* outputs) {
+  const hlo::Computation* entry = module.entry();
+  if (entry == nullptr || entry->root() == nullptr) return;
+  std::vector<std::string> names;
+  std::function<void(const hlo::Instruction*)> walk = [&](const hlo::Instruction* i) {
+    if (i->shape().IsTuple()) {
+      if (i->opcode() == hlo::Opcode::kTuple) {
+        for (const hlo::Instruction* op : i->operands()) walk(op);
+      } else {
+        for (const hlo::Shape& leaf : i->shape().tuple) {
+          (void)leaf;
+          names.push_back(i->name());  // a tuple from a call/while: its leaves share the name
+        }
+      }
+    } else if (!i->shape().IsToken()) {
+      names.push_back(i->name());
+    }
+  };
+  walk(entry->root());
+  if (names.size() != outputs->size()) return;  // nested non-tuple producers: keep outputK
+  for (size_t k = 0; k < names.size(); ++k) (*outputs)[k].name = names[k];
+}
+
+// Fills member-held constants' literals from the NEFF's bytes.
+// TODO(kernels): pass these views to the executable instead (zero copy).
+absl::Status FillConstants(program::Package& package) {
+  for (const program::ConstantRef& ref : package.constants) {
+    hlo::Instruction* instr = nullptr;
+    for (hlo::Computation* c : package.module->computations()) {
+      if ((instr = c->Find(ref.instruction)) != nullptr) break;
+    }
+    if (instr == nullptr) {
+      return RtError(NRT_INVALID, absl::StrFormat("constant '%s' is not in the program",
+                                                  ref.instruction));
+    }
+    // The instruction's own shape (ref.shape is not relied on: see the
+    // report to the lead about lib/program's Deserialize).
+    hlo::Literal lit = hlo::Literal::Zeros(instr->shape());
+    if (lit.data().size() != ref.bytes.size()) {
+      return RtError(NRT_INVALID, absl::StrFormat("constant '%s' has %d bytes, its shape needs %d",
+                                                  ref.instruction, ref.bytes.size(),
+                                                  lit.data().size()));
+    }
+    std::memcpy(lit.mutable_data().data(), ref.bytes.data(), ref.bytes.size());
+    instr->attrs().literal = std::move(lit);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+class ModelLoader {
+ public:
+  static absl::StatusOr<std::unique_ptr<Model>> Load(Runtime& rt, Core* core,
+                                                     std::shared_ptr<const void> keepalive,
+                                                     std::string_view bytes,
+                                                     const std::string& display,
+                                                     const LoadOptions& options,
+                                                     Clock::time_point start, double read_ms);
+};
+
+absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
+    Runtime& rt, Core* core, std::shared_ptr<const void> keepalive, std::string_view bytes,
+    const std::string& display, const LoadOptions& options, Clock::time_point start,
+    double read_ms) {
+  const config::RuntimeConfig& cfg = rt.config();
+  auto fail = [&](const absl::Status& s) {
+    return WithContext(s, display);
+  };
+  auto state = std::make_unique<ModelState>();
+  state->core = core;
+  state->config = &rt.config();
+  state->timings.read_ms = read_ms;
+
+  absl::StatusOr<neff::Header> header = neff::ReadHeaderOnly(bytes);
+  if (!header.ok()) return fail(header.status());
+  neff::ReadOptions read_options;
+  read_options.allow_legacy = cfg.allow_legacy_neff != 0;
+  read_options.device_lnc_size = static_cast<uint32_t>(cfg.logical_nc_config);
+  if (cfg.validate_hash) {
+    // Version checks come first: a NEFF this build cannot read says so.
+    if (absl::Status s = neff::CheckCompatibility(*header, read_options.allow_legacy); !s.ok()) {
+      return fail(s);
+    }
+    auto t = Clock::now();
+    if (absl::Status s = CheckHash(*header, bytes); !s.ok()) return fail(s);
+    state->timings.hash_ms = MsSince(t);
+  }
+
+  auto t = Clock::now();
+  absl::StatusOr<neff::Package> package = neff::Read(bytes, read_options);
+  if (!package.ok()) return fail(package.status());
+  state->neff = std::move(*package);
+  // Uncompressed members view `bytes`: keep them alive with the model.
+  if (state->neff.storage == nullptr) state->neff.storage = keepalive;
+  state->timings.decompress_ms = MsSince(t);
+
+  t = Clock::now();
+  absl::StatusOr<program::Package> program = program::Deserialize(state->neff);
+  if (!program.ok()) {
+    return fail(RtError(NRT_INVALID, std::string(program.status().message())));
+  }
+  state->program = std::move(*program);
+  const program::Manifest& manifest = state->program.manifest;
+  if (absl::Status s = CheckTarget(manifest, rt.instance(), cfg); !s.ok()) return fail(s);
+  if (absl::Status s = FillConstants(state->program); !s.ok()) return fail(s);
+  state->timings.deserialize_ms = MsSince(t);
+
+  t = Clock::now();
+  absl::StatusOr<std::unique_ptr<kernels::Executable>> exe =
+      kernels::Executable::Build(*state->program.module);
+  if (!exe.ok()) return fail(RtError(NRT_INVALID, std::string(exe.status().message())));
+  state->executable = std::move(*exe);
+  state->timings.build_ms = MsSince(t);
+
+  state->name = manifest.name.empty() ? state->neff.header.name : manifest.name;
+  state->target = manifest.target;
+  state->inputs = ToTensorInfos(manifest.inputs, *state->program.module, /*inputs=*/true);
+  state->outputs = ToTensorInfos(manifest.outputs, *state->program.module, /*inputs=*/false);
+  NameOutputs(*state->program.module, &state->outputs);
+
+  // Device memory: the program, its constants, and scratchpad pages for
+  // the intermediates. Only accounted (the executable keeps its data in
+  // host memory it reuses), so nothing here touches fresh pages.
+  t = Clock::now();
+  const kernels::MemoryUsage mem = state->executable->memory();
+  const neff::Entry* code = state->neff.Find(manifest.program);
+  const uint64_t code_bytes = code != nullptr ? code->size : 0;
+  const uint64_t largest = LargestVariable(*state->program.module);
+  const ScratchpadPlan plan = PlanScratchpad(cfg, static_cast<uint64_t>(mem.intermediates), largest);
+  if (plan.recommended_page_mib.has_value()) {
+    NEURON_LOG(NRT, kWarn, "%s", ScratchpadWarning(cfg, plan, largest));
+  }
+  struct Need {
+    uint64_t bytes;
+    device::MemoryCategory category;
+    const char* what;
+  };
+  const Need needs[] = {
+      {code_bytes, device::MemoryCategory::kModelCode, "model code"},
+      {static_cast<uint64_t>(mem.constants), device::MemoryCategory::kConstants, "constants"},
+      {plan.bytes, device::MemoryCategory::kModelSharedScratchpad, "scratchpad"},
+  };
+  for (const Need& need : needs) {
+    if (need.bytes == 0) continue;
+    absl::StatusOr<device::HbmBlock> block = core->Allocate(
+        need.bytes, need.category, absl::StrFormat("the %s of model '%s'", need.what, state->name),
+        /*host_access=*/false);
+    if (!block.ok()) {
+      for (const device::HbmBlock& b : state->blocks) core->Free(b);
+      return fail(block.status());
+    }
+    state->blocks.push_back(*block);
+  }
+  state->timings.place_ms = MsSince(t);
+
+  LoadCost& cost = state->cost;
+  cost.weights = static_cast<uint64_t>(mem.constants);
+  cost.model_code = code_bytes;
+  cost.scratchpad = plan.bytes;
+  cost.scratchpad_page = plan.page_bytes;
+  cost.largest_variable = largest;
+  for (const TensorInfo& i : state->inputs) cost.io_tensors += i.bytes;
+  for (const TensorInfo& o : state->outputs) cost.io_tensors += o.bytes;
+  cost.peak = cost.weights + cost.model_code + cost.scratchpad + cost.io_tensors;
+
+  const int host_cpus = device::HostCpuCount();
+  state->threads = options.threads > 0
+                       ? options.threads
+                       : std::max(1, host_cpus / static_cast<int>(rt.cores().size()));
+  state->timings.total_ms = MsSince(start);
+  core->CountLoad();
+  NEURON_LOG(NRT, kInfo, "Loaded %s on nc%d in %.3f ms", display, core->id(),
+             state->timings.total_ms);
+  return std::unique_ptr<Model>(new Model(std::move(state)));
+}
+
+absl::StatusOr<std::unique_ptr<Model>> Runtime::LoadFile(const std::string& path, int core,
+                                                         const LoadOptions& options) {
+  absl::StatusOr<Core*> c = GetCore(core);
+  if (!c.ok()) return c.status();
+  const auto start = Clock::now();
+  absl::StatusOr<std::shared_ptr<neff::MappedFile>> file = neff::MappedFile::Open(path);
+  if (!file.ok()) return file.status();
+  const std::string display = path == "-" ? "<stdin>" : path;
+  return ModelLoader::Load(*this, *c, *file, (*file)->bytes(), display, options, start,
+                           MsSince(start));
+}
+
+absl::StatusOr<std::unique_ptr<Model>> Runtime::LoadBytes(std::string_view bytes, int core,
+                                                          const LoadOptions& options) {
+  absl::StatusOr<Core*> c = GetCore(core);
+  if (!c.ok()) return c.status();
+  // The caller may free its bytes after loading (nrt_load): keep a copy.
+  auto owned = std::make_shared<const std::string>(bytes);
+  return ModelLoader::Load(*this, *c, owned, *owned, "NEFF", options, Clock::now(), 0);
+}
+
+}  // namespace neuron::runtime

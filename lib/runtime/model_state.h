@@ -1,0 +1,36 @@
+// Internal: what a loaded Model holds. Shared by the loader
+// (model_loader.cc) and execution (model.cc); not part of the API.
+#ifndef NEURON_LIB_RUNTIME_MODEL_STATE_H_
+#define NEURON_LIB_RUNTIME_MODEL_STATE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/config/config.h"
+#include "lib/device/hbm_arena.h"
+#include "lib/kernels/executable.h"
+#include "lib/neff/neff.h"
+#include "lib/program/package.h"
+#include "lib/runtime/model.h"
+
+namespace neuron::runtime {
+
+struct ModelState {
+  Core* core = nullptr;
+  const config::RuntimeConfig* config = nullptr;
+  neff::Package neff;                // keeps the mapped or inflated bytes
+  program::Package program;          // constants view neff's bytes
+  std::unique_ptr<kernels::Executable> executable;
+  std::vector<TensorInfo> inputs, outputs;
+  std::string name, target;
+  LoadTimings timings;
+  LoadCost cost;
+  std::vector<device::HbmBlock> blocks;  // constants, model code, scratchpad
+  int threads = 1;
+  uint64_t executions = 0;           // salt for stochastic rounding
+};
+
+}  // namespace neuron::runtime
+
+#endif  // NEURON_LIB_RUNTIME_MODEL_STATE_H_

@@ -1,0 +1,58 @@
+// A tensor's storage: a block of a core's HBM (category "tensors"), or host
+// memory. What nrt_tensor_allocate hands out and what Model::Execute reads
+// inputs from and writes outputs to, in place (no staging copies).
+// A TensorBuffer must be freed before the Runtime that made it closes.
+#ifndef NEURON_LIB_RUNTIME_TENSOR_BUFFER_H_
+#define NEURON_LIB_RUNTIME_TENSOR_BUFFER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/device/hbm_arena.h"
+
+namespace neuron::runtime {
+
+class Core;
+
+class TensorBuffer {
+ public:
+  // `size` bytes of the core's HBM; NRT_RESOURCE with the OOM report when
+  // it does not fit.
+  static absl::StatusOr<std::unique_ptr<TensorBuffer>> AllocateDevice(Core* core, uint64_t size,
+                                                                      std::string name);
+  // `size` bytes of host memory (64-byte aligned, zeroed).
+  static std::unique_ptr<TensorBuffer> AllocateHost(uint64_t size, std::string name);
+  ~TensorBuffer();
+  TensorBuffer(const TensorBuffer&) = delete;
+  TensorBuffer& operator=(const TensorBuffer&) = delete;
+
+  const std::string& name() const { return name_; }
+  uint64_t size() const { return size_; }
+  // The logical core whose HBM holds it; -1 for host memory.
+  int core_id() const;
+  bool on_device() const { return core_ != nullptr; }
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+
+  // Copies bytes out of / into the tensor; a range past the end is
+  // NRT_INVALID naming the tensor.
+  absl::Status Read(void* dst, uint64_t offset, uint64_t size) const;
+  absl::Status Write(const void* src, uint64_t offset, uint64_t size);
+
+ private:
+  TensorBuffer(std::string name, uint64_t size) : name_(std::move(name)), size_(size) {}
+  absl::Status CheckRange(uint64_t offset, uint64_t size, const char* op) const;
+
+  std::string name_;
+  uint64_t size_;
+  void* data_ = nullptr;
+  Core* core_ = nullptr;          // set for device tensors
+  device::HbmBlock block_{};      // the HBM block of a device tensor
+};
+
+}  // namespace neuron::runtime
+
+#endif  // NEURON_LIB_RUNTIME_TENSOR_BUFFER_H_

@@ -1,0 +1,105 @@
+// The end-to-end tally over the HLO corpus of ../shared/hlo: every module
+// that neuron-compile accepts must also run under neuron-exec on random
+// inputs. Two modules go at a time (one per core of the default instance);
+// modules over kSizeCap bytes of text are skipped to keep the test within a
+// few minutes (they are the multi-gigaflop LLM graphs), and each run is
+// bounded by kRunLimit seconds of wall time: a few small modules hold
+// teraflop-sized convolutions, which are tallied as "over the time limit",
+// not as failures.
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/device/fast_temp_dir.h"
+#include "tests/support/tool_runner.h"
+
+namespace neuron::testing {
+namespace {
+
+constexpr uintmax_t kSizeCap = 200 * 1024;
+constexpr const char* kRunLimit = "20";  // seconds, per tool run
+
+std::string FirstLine(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+TEST(CorpusTest, EveryCompiledModuleRunsOnRandomInputs) {
+  NEURON_REQUIRE_SHARED();
+  if (!std::filesystem::exists(ToolDir() + "/neuron-compile")) {
+    GTEST_SKIP() << "NOTICE: neuron-compile is not built; skipping the corpus tally";
+  }
+  std::vector<std::filesystem::path> modules, skipped;
+  for (const auto& entry : std::filesystem::directory_iterator(SharedDir() + "/hlo")) {
+    if (entry.path().extension() != ".hlo") continue;
+    (entry.file_size() > kSizeCap ? skipped : modules).push_back(entry.path());
+  }
+  std::sort(modules.begin(), modules.end());
+  const std::string dir = FastTempDir();
+
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  int compiled = 0, refused = 0, ran = 0;
+  std::vector<std::string> failures, slow, multi_device;
+  auto worker = [&](int core) {
+    ToolOptions options;
+    options.env["NEURON_SIM_ROOT"] = dir + "/sim";
+    options.env["NEURON_RT_VISIBLE_CORES"] = std::to_string(core);
+    options.env["NEURON_RT_LOG_LEVEL"] = "ERROR";
+    options.env["NEURON_RT_EXEC_TIMEOUT"] = "60";
+    for (size_t i = next++; i < modules.size(); i = next++) {
+      const std::string neff = dir + "/" + std::to_string(i) + ".neff";
+      ToolResult c = RunTool("/usr/bin/timeout",
+                             {kRunLimit, ToolDir() + "/neuron-compile", "compile",
+                              modules[i].string(), "--target", "trn1", "-o", neff},
+                             options);
+      if (c.exit_code == 124) {
+        std::lock_guard<std::mutex> lock(mu);
+        slow.push_back(modules[i].filename().string() + " (compile)");
+        continue;
+      }
+      if (c.exit_code != 0) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++refused;
+        continue;
+      }
+      ToolResult e = RunTool("/usr/bin/timeout",
+                             {kRunLimit, ToolDir() + "/neuron-exec", neff, "--random-inputs",
+                              "--seed", "1"},
+                             options);
+      std::filesystem::remove(neff);
+      std::lock_guard<std::mutex> lock(mu);
+      ++compiled;
+      if (e.exit_code == 0) {
+        ++ran;
+      } else if (e.exit_code == 124) {
+        slow.push_back(modules[i].filename().string());
+      } else if (e.err.find("needs several devices") != std::string::npos) {
+        // Collectives across replicas: the reference evaluator also
+        // declines these; they need a multi-device run.
+        multi_device.push_back(modules[i].filename().string());
+      } else {
+        failures.push_back(modules[i].filename().string() + ": " + FirstLine(e.err));
+      }
+    }
+  };
+  std::thread a(worker, 0), b(worker, 1);
+  a.join();
+  b.join();
+  std::printf("corpus tally: %zu modules (%zu over %ju KiB skipped): %d compiled, %d ran, "
+              "%zu failed, %zu over the %s s limit, %zu need several devices, %d refused by the "
+              "compiler\n",
+              modules.size() + skipped.size(), skipped.size(), kSizeCap / 1024, compiled, ran,
+              failures.size(), slow.size(), kRunLimit, multi_device.size(), refused);
+  for (const std::string& s : slow) std::printf("  OVER TIME LIMIT %s\n", s.c_str());
+  for (const std::string& f : failures) std::printf("  FAILED %s\n", f.c_str());
+  EXPECT_TRUE(failures.empty());
+}
+
+}  // namespace
+}  // namespace neuron::testing

@@ -1,0 +1,330 @@
+// neuron-exec and neuron-load end to end: the tools run as child processes
+// against a device tree of their own, on NEFFs built in-process (and, where
+// neuron-compile is built, compiled by it).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/device/core_lock.h"
+#include "lib/runtime/cli_npy.h"
+#include "lib/runtime/cli_tensor_text.h"
+#include "nlohmann/json.hpp"
+#include "tests/device/fast_temp_dir.h"
+#include "tests/runtime/test_neff.h"
+#include "tests/support/tool_runner.h"
+
+namespace neuron::testing {
+namespace {
+
+using nlohmann::json;
+
+class ExecToolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = FastTempDir();
+    options_.env["NEURON_SIM_ROOT"] = dir_ + "/sim";
+    options_.env["NEURON_RT_LOG_LEVEL"] = "WARN";  // console only, no syslog
+  }
+
+  std::string WriteNeff(const char* hlo, const std::string& name,
+                        const TestNeffOptions& o = {}) {
+    absl::StatusOr<std::string> bytes = BuildTestNeff(hlo, o);
+    EXPECT_TRUE(bytes.ok()) << bytes.status();
+    return WriteTestFile(dir_, name, bytes.ok() ? *bytes : "");
+  }
+
+  std::string WriteNpy(const std::string& name, const std::string& inline_tensor) {
+    absl::StatusOr<hlo::Literal> value = runtime::ParseInlineTensor(inline_tensor);
+    EXPECT_TRUE(value.ok()) << value.status();
+    return WriteTestFile(dir_, name, runtime::NpyBytes(*value));
+  }
+
+  ToolResult Exec(const std::vector<std::string>& args) {
+    return RunTool("neuron-exec", args, options_);
+  }
+
+  // Exactly one line on stderr, starting with the tool's error prefix.
+  static void ExpectOneErrorLine(const ToolResult& r, const std::string& tool,
+                                 const std::string& needle) {
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind(tool + ": error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  }
+
+  std::string dir_;
+  ToolOptions options_;
+};
+
+TEST_F(ExecToolTest, InputsByNameAndPositionInlineAndNpy) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  const std::string x = WriteNpy("x.npy", "2x3xf32=1,2,3,4,5,6");
+  ToolResult r = Exec({neff, "--input", "x=" + x, "-i", "#1=2x3xf32=[10 20 30][40 50 60]", "--print"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "result[0]: 2x3xf32=[11 22 33][44 55 66]\n");
+  // '%' before a name is accepted, and #0 works too.
+  r = Exec({neff, "-i", "%x=2x3xf32=1", "-i", "#1=" + x, "-p"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "result[0]: 2x3xf32=[2 3 4][5 6 7]\n");
+}
+
+TEST_F(ExecToolTest, InputErrorsAreOneLine) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  ToolResult missing = Exec({neff, "-i", "x=2x3xf32=1"});
+  EXPECT_EQ(missing.exit_code, 1);
+  ExpectOneErrorLine(missing, "neuron-exec", "input #1 'y' 2x3xf32 is not given");
+  ToolResult unknown = Exec({neff, "-i", "z=2x3xf32=1", "--random-inputs"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  ExpectOneErrorLine(unknown, "neuron-exec", "the model has no input 'z' (inputs: #0 'x' 2x3xf32");
+  ToolResult shape = Exec({neff, "-i", "x=3xf32=1,2,3", "--random-inputs"});
+  EXPECT_EQ(shape.exit_code, 1);
+  ExpectOneErrorLine(shape, "neuron-exec", "the value given is 3xf32");
+  ToolResult file = Exec({neff, "-i", "x=" + dir_ + "/nope.npy", "--random-inputs"});
+  EXPECT_EQ(file.exit_code, 1);
+  ExpectOneErrorLine(file, "neuron-exec", "nope.npy: cannot open");
+  WriteTestFile(dir_, "bad.npy", "\x93NUMPY garbage");
+  ToolResult bad = Exec({neff, "-i", "x=" + dir_ + "/bad.npy", "--random-inputs"});
+  EXPECT_EQ(bad.exit_code, 1);
+  ExpectOneErrorLine(bad, "neuron-exec", "bad.npy");
+}
+
+TEST_F(ExecToolTest, RandomInputsAreReproducibleWithTheSeed) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  ToolResult a = Exec({neff, "--random-inputs", "--seed", "5", "-p"});
+  ToolResult b = Exec({neff, "--random-inputs", "--seed", "5", "-p"});
+  ToolResult c = Exec({neff, "--random-inputs", "--seed", "6", "-p"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+}
+
+TEST_F(ExecToolTest, OutputDirWritesNpyFilesAndOutputsJson) {
+  const char* kTwoOutputs = R"(HloModule two
+ENTRY main {
+  x = f32[3] parameter(0)
+  n = f32[3] negate(x)
+  b = bf16[3] convert(x)
+  ROOT t = (f32[3], bf16[3]) tuple(n, b)
+}
+)";
+  const std::string neff = WriteNeff(kTwoOutputs, "two.neff");
+  const std::string out = dir_ + "/out/nested";
+  ToolResult r = Exec({neff, "-i", "x=3xf32=1,2.5,-3", "--output-dir", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<hlo::Literal> out0 = runtime::ReadNpyFile(out + "/out0.npy");
+  ASSERT_TRUE(out0.ok()) << out0.status();
+  EXPECT_EQ(runtime::FormatTensor(*out0), "3xf32=[-1 -2.5 3]");
+  absl::StatusOr<hlo::Literal> out1 = runtime::ReadNpyFile(out + "/out1.npy");
+  ASSERT_TRUE(out1.ok()) << out1.status();
+  EXPECT_EQ(out1->shape().type, hlo::ElementType::kF32);  // bf16 stored as f32
+  EXPECT_EQ(runtime::FormatTensor(*out1), "3xf32=[1 2.5 -3]");
+  std::ifstream in(out + "/outputs.json");
+  json j = json::parse(in);
+  ASSERT_EQ(j["outputs"].size(), 2u);
+  EXPECT_EQ(j["outputs"][0]["position"], 0);
+  EXPECT_EQ(j["outputs"][0]["name"], "n");
+  EXPECT_EQ(j["outputs"][0]["file"], "out0.npy");
+  EXPECT_EQ(j["outputs"][1]["name"], "b");
+  EXPECT_EQ(j["outputs"][1]["dtype"], "bfloat16");
+  EXPECT_EQ(j["outputs"][1]["stored_as"], "float32");
+  EXPECT_EQ(j["outputs"][1]["shape"], json({3}));
+}
+
+TEST_F(ExecToolTest, OutputToStdoutIsAnNpy) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  ToolResult r = Exec({neff, "-i", "x=2x3xf32=1", "-i", "y=2x3xf32=2", "-o", "sum=-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<hlo::Literal> v = runtime::ParseNpyTensor(r.out, "stdout");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(runtime::FormatTensor(*v), "2x3xf32=[3 3 3][3 3 3]");
+}
+
+TEST_F(ExecToolTest, ExpectPassesAndFailsNamingTheWorstElement) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  const std::string good = WriteNpy("good.npy", "2x3xf32=2,3,4,5,6,7");
+  const std::string bad = WriteNpy("bad.npy", "2x3xf32=2,3,4,5,9,7.001");
+  const std::vector<std::string> inputs = {"-i", "x=2x3xf32=1,2,3,4,5,6", "-i", "y=2x3xf32=1"};
+  std::vector<std::string> args = {neff};
+  args.insert(args.end(), inputs.begin(), inputs.end());
+  std::vector<std::string> pass = args;
+  pass.insert(pass.end(), {"--expect", "sum=" + good});
+  ToolResult ok = Exec(pass);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("[SUCCESS]"), std::string::npos) << ok.out;
+  std::vector<std::string> fail = args;
+  fail.insert(fail.end(), {"--expect", "#0=" + bad, "--rtol", "0", "--atol", "0.01"});
+  ToolResult r = Exec(fail);
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectOneErrorLine(r, "neuron-exec", "1 of 6 elements differ; worst at [1,1]: got 6, expected 9");
+  // Within a loose tolerance the same file passes.
+  fail.back() = "4";
+  EXPECT_EQ(Exec(fail).exit_code, 0);
+}
+
+TEST_F(ExecToolTest, JsonIsOneDocument) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  ToolResult r = Exec({neff, "--random-inputs", "--json", "-p", "-n", "5", "-w", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["model"], "add");
+  EXPECT_EQ(j["status"], "NRT_SUCCESS");
+  EXPECT_EQ(j["inputs"][1]["name"], "y");
+  EXPECT_EQ(j["inputs"][1]["source"], "random");
+  EXPECT_EQ(j["outputs"][0]["name"], "sum");
+  EXPECT_TRUE(j["outputs"][0]["printed"].is_string());
+  EXPECT_EQ(j["benchmark"]["count"], 5);
+  EXPECT_EQ(j["benchmark"]["warmup"], 1);
+  const json& lat = j["benchmark"]["latency_us"];
+  EXPECT_LE(lat["min"].get<double>(), lat["p50"].get<double>());
+  EXPECT_LE(lat["p50"].get<double>(), lat["max"].get<double>());
+}
+
+TEST_F(ExecToolTest, BenchmarkOnSeveralCoresReportsEachCore) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  ToolResult r = Exec({neff, "--random-inputs", "--cores", "0-1", "-n", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nc0: latency (us): min"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nc1: latency (us): min"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("20 iterations (0 warmup) on 2 cores"), std::string::npos) << r.out;
+}
+
+TEST_F(ExecToolTest, UsageErrorsExit2) {
+  EXPECT_EQ(Exec({}).exit_code, 2);
+  EXPECT_EQ(Exec({"a.neff", "b.neff"}).exit_code, 2);
+  EXPECT_EQ(Exec({"a.neff", "--bogus"}).exit_code, 2);
+  EXPECT_EQ(Exec({"a.neff", "-i", "noequals"}).exit_code, 2);
+  EXPECT_EQ(Exec({"a.neff", "-n", "0"}).exit_code, 2);
+  EXPECT_EQ(Exec({"a.neff", "--cores", "3-1"}).exit_code, 2);
+  ToolResult r = Exec({"a.neff", "--rtol", "x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("neuron-exec: error: --rtol 'x'", 0), 0u) << r.err;
+  EXPECT_EQ(Exec({"--help"}).exit_code, 0);
+  EXPECT_EQ(RunTool("neuron-load", {"--bogus"}, options_).exit_code, 2);
+  EXPECT_EQ(RunTool("neuron-load", {}, options_).exit_code, 2);
+}
+
+TEST_F(ExecToolTest, BadNeffsGiveTheirOneLineError) {
+  absl::StatusOr<std::string> good = BuildTestNeff(kAddHlo);
+  ASSERT_TRUE(good.ok());
+  std::string corrupt = *good;
+  corrupt[corrupt.size() / 2 + 512] ^= 0x20;
+  TestNeffOptions trn2, legacy;
+  trn2.target = "trn2";
+  legacy.version_major = 1;
+  struct Case {
+    std::string file;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {WriteTestFile(dir_, "truncated.neff", good->substr(0, good->size() / 2)), "(NRT_INVALID)"},
+      {WriteTestFile(dir_, "corrupt.neff", corrupt), "hash mismatch"},
+      {WriteNeff(kAddHlo, "trn2.neff", trn2), "compiled for trn2"},
+      {WriteNeff(kAddHlo, "legacy.neff", legacy), "(NRT_UNSUPPORTED_NEFF_VERSION)"},
+      {dir_ + "/missing.neff", "missing.neff"},
+  };
+  options_.env["NEURON_RT_VALIDATE_HASH"] = "1";
+  for (const Case& c : cases) {
+    for (const char* tool : {"neuron-exec", "neuron-load"}) {
+      const bool exec = std::string(tool) == "neuron-exec";
+      ToolResult r = exec ? RunTool(tool, {c.file, "--random-inputs"}, options_)
+                          : RunTool(tool, {c.file}, options_);
+      EXPECT_EQ(r.exit_code, 1) << tool << " " << c.file;
+      EXPECT_FALSE(r.signaled);
+      ExpectOneErrorLine(r, tool, c.needle);
+    }
+  }
+}
+
+TEST_F(ExecToolTest, NeuronLoadReportsCostAndTimes) {
+  TestNeffOptions fast;
+  fast.fast_loading = true;
+  const std::string neff = WriteNeff(kAddHlo, "add.neff", fast);
+  ToolResult r = RunTool("neuron-load", {neff}, options_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("model 'add' for trn1, 2 inputs, 1 outputs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nc0: weights"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("I/O tensors 72 B"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(read "), std::string::npos) << r.out;
+  ToolResult j = RunTool("neuron-load", {"-", "--cores", "0-1", "--json"},
+                         [&] {
+                           ToolOptions o = options_;
+                           std::ifstream in(neff, std::ios::binary);
+                           std::stringstream ss;
+                           ss << in.rdbuf();
+                           o.stdin_data = ss.str();
+                           return o;
+                         }());
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  json doc = json::parse(j.out);
+  ASSERT_EQ(doc["cores"].size(), 2u);
+  EXPECT_EQ(doc["cores"][1]["core"], 1);
+  EXPECT_EQ(doc["cores"][0]["io_tensors"], 72);
+  EXPECT_TRUE(doc["cores"][0]["load_ms"]["decompress"].is_number());
+}
+
+TEST_F(ExecToolTest, AHeldCoreIsRefusedNamingTheHolder) {
+  const std::string neff = WriteNeff(kEndlessHlo, "endless.neff");
+  // A neuron-exec stuck in an endless loop holds core 0 until its timeout.
+  options_.env["NEURON_RT_EXEC_TIMEOUT"] = "2";
+  ToolResult holder;
+  std::thread t([&] { holder = Exec({neff, "-i", "x=s32=0"}); });
+  // Wait until it holds the core, as neuron-ls would see it.
+  bool held = false;
+  for (int i = 0; i < 3000 && !held; ++i) {
+    usleep(10000);
+    held = !device::ReadHolders(options_.env["NEURON_SIM_ROOT"]).empty();
+  }
+  ASSERT_TRUE(held);
+  ToolResult second = Exec({neff, "-i", "x=s32=0"});
+  t.join();
+  EXPECT_EQ(second.exit_code, 1);
+  ExpectOneErrorLine(second, "neuron-exec", "NeuronCore(s) not available - Requested:nc0-nc0");
+  EXPECT_NE(second.err.find("(NRT_RESOURCE)"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("neuron-exec"), std::string::npos);
+  EXPECT_EQ(holder.exit_code, 1);
+  EXPECT_NE(holder.err.find("(NRT_TIMEOUT)"), std::string::npos) << holder.err;
+}
+
+TEST_F(ExecToolTest, FailOnNanExitsOne) {
+  const std::string neff = WriteNeff(kLogHlo, "log.neff");
+  ToolResult quiet = Exec({neff, "-i", "x=4xf32=-1,0,1,2"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  options_.env["NEURON_RT_NUMERICAL_ERRORS_VERBOSITY"] = "debug";
+  ToolResult warned = Exec({neff, "-i", "x=4xf32=-1,0,1,2", "--json"});
+  EXPECT_EQ(warned.exit_code, 0) << warned.err;
+  EXPECT_EQ(json::parse(warned.out)["status"], "NRT_EXEC_COMPLETED_WITH_NUM_ERR");
+  EXPECT_NE(warned.err.find("first produced by HLO instruction 'l'"), std::string::npos)
+      << warned.err;
+  options_.env["NEURON_FAIL_ON_NAN"] = "1";
+  ToolResult failed = Exec({neff, "-i", "x=4xf32=-1,0,1,2"});
+  EXPECT_EQ(failed.exit_code, 1);
+  EXPECT_NE(failed.err.find("neuron-exec: error: Numerical error"), std::string::npos) << failed.err;
+}
+
+// neuron-compile piped into neuron-exec through '-'.
+TEST_F(ExecToolTest, PipeFromNeuronCompile) {
+  if (access((ToolDir() + "/neuron-compile").c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "NOTICE: neuron-compile is not built; skipping the pipe test";
+  }
+  const std::string hlo = WriteTestFile(dir_, "add.hlo", kAddHlo);
+  ToolResult compiled = RunTool("neuron-compile", {"compile", hlo, "--target", "trn1", "-o", "-"}, options_);
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  ToolOptions o = options_;
+  o.stdin_data = compiled.out;
+  ToolResult r = RunTool("neuron-exec", {"-", "-i", "x=2x3xf32=1", "-i", "y=2x3xf32=2", "--print"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "result[0]: 2x3xf32=[3 3 3][3 3 3]\n");
+}
+
+}  // namespace
+}  // namespace neuron::testing

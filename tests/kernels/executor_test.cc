@@ -1,0 +1,219 @@
+// Executor behaviour: timeouts and cancellation, NaN/Inf reporting,
+// input validation, unsupported operators, repeated executions.
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace neuron::kernels::testing {
+namespace {
+
+using ET = hlo::ElementType;
+
+const char* kEndlessLoop = R"(HloModule endless
+cond {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  z = s32[] constant(0)
+  ROOT c = pred[] compare(i, z), direction=GE
+}
+body {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  zero = s32[] constant(0)
+  m = s32[] maximum(n, zero)
+  v = f32[4] get-tuple-element(p), index=1
+  ROOT t = (s32[], f32[4]) tuple(m, v)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  start = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(start, x)
+  w = (s32[], f32[4]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+})";
+
+TEST(ExecutorTest, EndlessWhileTimesOutAndExecutableStaysUsable) {
+  auto exe = BuildText(kEndlessLoop);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  std::vector<Tensor> in = {MakeTensor(ET::kF32, {4}, {1, 2, 3, 4})}, out;
+  ExecOptions o;
+  auto start = std::chrono::steady_clock::now();
+  o.deadline = start + std::chrono::milliseconds(100);
+  absl::Status s = (*exe)->Run(in, &out, o);
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_LT(took, std::chrono::seconds(5));  // generous slack: shared machine
+  // Cancellation works the same way, and the executable still runs.
+  std::atomic<bool> cancel{true};
+  ExecOptions c;
+  c.cancel = &cancel;
+  EXPECT_EQ((*exe)->Run(in, &out, c).code(), absl::StatusCode::kCancelled);
+}
+
+TEST(ExecutorTest, RunsAgainAfterTimeout) {
+  const char* text = R"(HloModule counted
+cond {
+  p = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  lim = s32[] constant(5)
+  ROOT c = pred[] compare(i, lim), direction=LT
+}
+body {
+  p = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  v = f32[2] get-tuple-element(p), index=1
+  two = f32[] constant(2)
+  b = f32[2] broadcast(two), dimensions={}
+  m = f32[2] multiply(v, b)
+  ROOT t = (s32[], f32[2]) tuple(n, m)
+}
+ENTRY e {
+  x = f32[2] parameter(0)
+  start = s32[] constant(0)
+  init = (s32[], f32[2]) tuple(start, x)
+  w = (s32[], f32[2]) while(init), condition=cond, body=body
+  ROOT r = f32[2] get-tuple-element(w), index=1
+})";
+  auto exe = BuildText(text);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  std::vector<Tensor> in = {MakeTensor(ET::kF32, {2}, {1, -3})}, out;
+  ExecOptions expired;
+  expired.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  EXPECT_EQ((*exe)->Run(in, &out, expired).code(), absl::StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE((*exe)->Run(in, &out, {}).ok());
+  EXPECT_EQ(Values(out[0]), (std::vector<double>{32, -96}));
+  // Twice more: buffers are reused and results do not leak between runs.
+  in[0] = MakeTensor(ET::kF32, {2}, {0.5, 1});
+  ASSERT_TRUE((*exe)->Run(in, &out, {}).ok());
+  EXPECT_EQ(Values(out[0]), (std::vector<double>{16, 32}));
+}
+
+TEST(ExecutorTest, ReportsNonFiniteAndFirstProducer) {
+  const char* text = R"(HloModule nan
+ENTRY e {
+  a = f32[3] parameter(0)
+  b = f32[3] parameter(1)
+  ok = f32[3] add(a, b)
+  q = f32[3] divide(a, b)
+  l = f32[3] log(q)
+  ROOT r = f32[3] multiply(l, ok)
+})";
+  // 0/0 = NaN appears first in q.
+  std::vector<Tensor> in = {MakeTensor(ET::kF32, {3}, {0, 1, 2}), MakeTensor(ET::kF32, {3}, {0, 1, 1})};
+  RunStats stats;
+  ExecOptions o;
+  o.find_first_nonfinite = true;
+  auto r = RunText(text, in, o, &stats);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(stats.has_nonfinite);
+  EXPECT_EQ(stats.first_nonfinite_instruction, "q");
+  // Without NaN: nothing reported.
+  in[0] = MakeTensor(ET::kF32, {3}, {1, 1, 2});
+  in[1] = MakeTensor(ET::kF32, {3}, {1, 1, 1});
+  r = RunText(text, in, o, &stats);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(stats.has_nonfinite);
+  EXPECT_TRUE(stats.first_nonfinite_instruction.empty());
+}
+
+TEST(ExecutorTest, RejectsWrongInputs) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  ROOT n = f32[2] negate(a)
+})";
+  auto exe = BuildText(text);
+  ASSERT_TRUE(exe.ok());
+  std::vector<Tensor> out;
+  std::vector<Tensor> none;
+  EXPECT_EQ((*exe)->Run(none, &out, {}).code(), absl::StatusCode::kInvalidArgument);
+  std::vector<Tensor> wrong = {MakeTensor(ET::kF32, {3}, {1, 2, 3})};
+  absl::Status s = (*exe)->Run(wrong, &out, {});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(s.message()).find("f32[2]"), std::string::npos) << s;
+}
+
+TEST(ExecutorTest, UnsupportedOperatorsAreNamed) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  ROOT c = f32[2] custom-call(a), custom_call_target="my_secret_kernel"
+})";
+  auto exe = BuildText(text);
+  ASSERT_FALSE(exe.ok());
+  std::string msg(exe.status().message());
+  EXPECT_NE(msg.find("my_secret_kernel"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("%c"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'e'"), std::string::npos) << msg;
+}
+
+TEST(ExecutorTest, SmallExecutionsReuseEverything) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  ROOT r = f32[4] add(a, b)
+})";
+  auto exe = BuildText(text);
+  ASSERT_TRUE(exe.ok());
+  std::vector<Tensor> in = {MakeTensor(ET::kF32, {4}, {1, 2, 3, 4}), MakeTensor(ET::kF32, {4}, {1, 1, 1, 1})};
+  std::vector<Tensor> out;
+  ASSERT_TRUE((*exe)->Run(in, &out, {}).ok());
+  const uint8_t* first = out[0].data();
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE((*exe)->Run(in, &out, {}).ok());
+  EXPECT_EQ(out[0].data(), first);  // outputs written in place
+  EXPECT_EQ(Values(out[0]), (std::vector<double>{2, 3, 4, 5}));
+  MemoryUsage m = (*exe)->memory();
+  EXPECT_EQ(m.inputs, 32);
+  EXPECT_EQ(m.outputs, 16);
+}
+
+TEST(ExecutorTest, IntermediatesShareMemoryWhenLifetimesDoNotOverlap) {
+  // Four 1 MiB intermediates in a chain: at most two are alive at once.
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = f32[262144] parameter(0)
+  b = f32[262144] negate(a)
+  c = f32[262144] exponential(b)
+  d = f32[262144] negate(c)
+  e = f32[262144] abs(d)
+  ROOT f = f32[262144] negate(e)
+})";
+  auto exe = BuildText(text);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  MemoryUsage m = (*exe)->memory();
+  EXPECT_LE(m.intermediates, 3 * 1048576 + 4096) << m.intermediates;
+  EXPECT_GE(m.intermediates, 2 * 1048576);
+  std::vector<Tensor> in = {MakeTensor(ET::kF32, {262144}, std::vector<double>(262144, 0.5))}, out;
+  ASSERT_TRUE((*exe)->Run(in, &out, {}).ok());
+  EXPECT_FLOAT_EQ(static_cast<float>(Values(out[0])[262143]), -std::exp(-0.5f));
+}
+
+TEST(ExecutorTest, StochasticRoundingDoesNotDependOnThreads) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = f32[200000] parameter(0)
+  ROOT c = bf16[200000] convert(a)
+})";
+  std::vector<double> v(200000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 1.0 + (i % 97) * 1e-4;
+  ExecOptions one, two;
+  one.stochastic_rounding = two.stochastic_rounding = true;
+  one.sr_seed = two.sr_seed = 11;
+  one.threads = 1;
+  two.threads = 2;
+  auto a = RunText(text, {MakeTensor(ET::kF32, {200000}, v)}, one);
+  auto b = RunText(text, {MakeTensor(ET::kF32, {200000}, v)}, two);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(Values((*a)[0]), Values((*b)[0]));
+}
+
+}  // namespace
+}  // namespace neuron::kernels::testing

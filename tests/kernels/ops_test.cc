@@ -1,0 +1,615 @@
+// Per-operator tests with small hand-computed expectations.
+#include <cmath>
+#include <cstring>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lib/kernels/gemm.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace neuron::kernels::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ET = hlo::ElementType;
+
+// Runs `body` (instructions of ENTRY, the last one ROOT) and returns
+// every output as doubles.
+std::vector<std::vector<double>> Eval(const std::string& text, const std::vector<Tensor>& in) {
+  auto r = RunText(text, in);
+  EXPECT_TRUE(r.ok()) << r.status();
+  std::vector<std::vector<double>> out;
+  if (r.ok())
+    for (const Tensor& t : *r) out.push_back(Values(t));
+  return out;
+}
+
+Tensor F32(std::vector<int64_t> dims, std::vector<double> v) { return MakeTensor(ET::kF32, dims, v); }
+Tensor S32(std::vector<int64_t> dims, std::vector<double> v) { return MakeTensor(ET::kS32, dims, v); }
+
+TEST(OpsTest, AddFloats) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  ROOT r = f32[4] add(a, b)
+})", {F32({4}, {1, 2, 3, 4}), F32({4}, {10, 20, 30, 40})});
+  EXPECT_THAT(o[0], ElementsAre(11, 22, 33, 44));
+}
+
+TEST(OpsTest, IntegerDivisionRemainderAndShiftsFollowXla) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = s32[5] parameter(0)
+  b = s32[5] parameter(1)
+  d = s32[5] divide(a, b)
+  r = s32[5] remainder(a, b)
+  s = s32[5] shift-left(a, b)
+  t = s32[5] shift-right-arithmetic(a, b)
+  ROOT x = (s32[5], s32[5], s32[5], s32[5]) tuple(d, r, s, t)
+})", {S32({5}, {7, -7, 5, -2147483648.0, -8}), S32({5}, {2, 2, 0, -1, 40})});
+  EXPECT_THAT(o[0], ElementsAre(3, -3, -1, -2147483648.0, 0));   // trunc; x/0 = -1; MIN/-1 = MIN
+  EXPECT_THAT(o[1], ElementsAre(1, -1, 5, 0, -8));               // x%0 = x
+  EXPECT_THAT(o[2], ElementsAre(28, -28, 5, 0, 0));              // shift >= 32 -> 0
+  EXPECT_THAT(o[3], ElementsAre(1, -2, 5, -1, -1));              // sign fill
+}
+
+TEST(OpsTest, CompareSelectClampAndTotalOrder) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  lt = pred[4] compare(a, b), direction=LT
+  lo = f32[] constant(-1)
+  hi = f32[] constant(1)
+  c = f32[4] clamp(lo, a, hi)
+  s = f32[4] select(lt, a, b)
+  t = pred[4] compare(a, b), direction=LT, type=TOTALORDER
+  mx = f32[4] maximum(a, b)
+  ROOT x = (pred[4], f32[4], f32[4], pred[4], f32[4]) tuple(lt, c, s, t, mx)
+})", {F32({4}, {1, -5, NAN, -0.0}), F32({4}, {2, -6, 0, 0})});
+  EXPECT_THAT(o[0], ElementsAre(1, 0, 0, 0));
+  EXPECT_EQ(o[1][0], 1);
+  EXPECT_EQ(o[1][1], -1);
+  EXPECT_TRUE(std::isnan(o[1][2]));
+  EXPECT_EQ(o[2][0], 1);
+  EXPECT_EQ(o[2][1], -6);
+  EXPECT_THAT(o[3], ElementsAre(1, 0, 0, 1));  // NaN > everything; -0 < +0
+  EXPECT_TRUE(std::isnan(o[4][2]));            // max propagates NaN
+}
+
+TEST(OpsTest, Bf16ArithmeticRoundsEachOp) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = bf16[2] parameter(0)
+  b = bf16[2] parameter(1)
+  s = bf16[2] add(a, b)
+  ROOT c = f32[2] convert(s)
+})", {MakeTensor(ET::kBF16, {2}, {1, 256}), MakeTensor(ET::kBF16, {2}, {0.00390625, 1})});
+  // 1 + 2^-8 ties to 1; 256 + 1 = 257 is not a bf16: ties to even 256.
+  EXPECT_THAT(o[0], ElementsAre(1, 256));
+}
+
+TEST(OpsTest, BroadcastTransposeReshape) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  t = f32[3,2] transpose(a), dimensions={1,0}
+  v = f32[3] parameter(1)
+  b = f32[2,3] broadcast(v), dimensions={1}
+  r = f32[6] reshape(t)
+  ROOT x = (f32[6], f32[2,3]) tuple(r, b)
+})", {F32({2, 3}, {1, 2, 3, 4, 5, 6}), F32({3}, {7, 8, 9})});
+  EXPECT_THAT(o[0], ElementsAre(1, 4, 2, 5, 3, 6));
+  EXPECT_THAT(o[1], ElementsAre(7, 8, 9, 7, 8, 9));
+}
+
+TEST(OpsTest, LargeTransposeIsBlockedCorrectly) {
+  const int R = 67, C = 45;
+  std::vector<double> v(R * C);
+  for (int i = 0; i < R * C; ++i) v[i] = i;
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[67,45] parameter(0)
+  ROOT t = f32[45,67] transpose(a), dimensions={1,0}
+})", {F32({R, C}, v)});
+  ASSERT_EQ(o[0].size(), v.size());
+  for (int i = 0; i < C; ++i)
+    for (int j = 0; j < R; ++j) ASSERT_EQ(o[0][i * R + j], j * C + i);
+}
+
+TEST(OpsTest, SlicesPadReverseConcat) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[6] parameter(0)
+  s = f32[3] slice(a), slice={[0:6:2]}
+  z = f32[] constant(0)
+  p = f32[7] pad(s, z), padding=1_1_1
+  n = f32[4] pad(s, z), padding=-1_0_1
+  r = f32[6] reverse(a), dimensions={0}
+  c = f32[9] concatenate(s, r), dimensions={0}
+  ROOT x = (f32[7], f32[9], f32[4]) tuple(p, c, n)
+})", {F32({6}, {1, 2, 3, 4, 5, 6})});
+  // slice -> 1 3 5; pad 1/1 with interior 1: 0 1 0 3 0 5 0.
+  EXPECT_THAT(o[0], ElementsAre(0, 1, 0, 3, 0, 5, 0));
+  EXPECT_THAT(o[1], ElementsAre(1, 3, 5, 6, 5, 4, 3, 2, 1));
+  // low -1 crops the first element of 1 0 3 0 5.
+  EXPECT_THAT(o[2], ElementsAre(0, 3, 0, 5));
+}
+
+TEST(OpsTest, DynamicSliceAndUpdateClamp) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[5] parameter(0)
+  i = s32[] parameter(1)
+  d = f32[2] dynamic-slice(a, i), dynamic_slice_sizes={2}
+  u = f32[2] constant({9, 8})
+  w = f32[5] dynamic-update-slice(a, u, i)
+  ROOT x = (f32[2], f32[5]) tuple(d, w)
+})", {F32({5}, {1, 2, 3, 4, 5}), S32({}, {7})});
+  EXPECT_THAT(o[0], ElementsAre(4, 5));           // start clamped to 3
+  EXPECT_THAT(o[1], ElementsAre(1, 2, 3, 9, 8));
+}
+
+TEST(OpsTest, DotWithBatchAndContractingDims) {
+  // lhs [b=2, k=2, m=1], rhs [b=2, n=2, k=2]: out[b, m, n] = sum_k l[b,k,m] r[b,n,k].
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  l = f32[2,2,1] parameter(0)
+  r = f32[2,2,2] parameter(1)
+  ROOT d = f32[2,1,2] dot(l, r), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+})", {F32({2, 2, 1}, {1, 2, 3, 4}), F32({2, 2, 2}, {1, 10, 100, 1000, 2, 3, 4, 5})});
+  // b0: [1,2]·[1,10]=21, [1,2]·[100,1000]=2100; b1: [3,4]·[2,3]=18, ·[4,5]=32.
+  EXPECT_THAT(o[0], ElementsAre(21, 2100, 18, 32));
+}
+
+TEST(OpsTest, IntegerDotAndMatmulTransposed) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  l = s32[2,2] parameter(0)
+  r = s32[2,2] parameter(1)
+  ROOT d = s32[2,2] dot(l, r), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+})", {S32({2, 2}, {1, 2, 3, 4}), S32({2, 2}, {5, 6, 7, 8})});
+  // l^T r^T = [[1,3],[2,4]] x [[5,7],[6,8]] = [[23,31],[34,46]]
+  EXPECT_THAT(o[0], ElementsAre(23, 31, 34, 46));
+}
+
+TEST(OpsTest, ConvolutionWithPaddingStrideAndGroups) {
+  // 1-D: input [N=1, C=2, W=4] (b0f... as bf0), kernel [O=2, I=1, W=2],
+  // feature_group_count=2, pad 1 each side, stride 2.
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  x = f32[1,2,4] parameter(0)
+  k = f32[2,1,2] parameter(1)
+  ROOT c = f32[1,2,3] convolution(x, k), window={size=2 stride=2 pad=1_1}, dim_labels=bf0_oi0->bf0, feature_group_count=2
+})", {F32({1, 2, 4}, {1, 2, 3, 4, 10, 20, 30, 40}), F32({2, 1, 2}, {1, 1, 1, -1})});
+  // Channel 0 padded: 0 1 2 3 4 0, windows at 0,2,4: (0+1)=1, (2+3)=5, (4+0)=4.
+  // Channel 1 padded: 0 10 20 30 40 0: (0-10)=-10, (20-30)=-10, (40-0)=40.
+  EXPECT_THAT(o[0], ElementsAre(1, 5, 4, -10, -10, 40));
+}
+
+TEST(OpsTest, ConvolutionWithDilation) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  x = f32[1,5,1] parameter(0)
+  k = f32[2,1,1] parameter(1)
+  ROOT c = f32[1,3,1] convolution(x, k), window={size=2 rhs_dilate=2}, dim_labels=b0f_0io->b0f
+})", {F32({1, 5, 1}, {1, 2, 3, 4, 5}), F32({2, 1, 1}, {1, 10})});
+  EXPECT_THAT(o[0], ElementsAre(31, 42, 53));  // x[i] + 10 x[i+2]
+}
+
+TEST(OpsTest, ReduceSumAndVariadicArgmax) {
+  auto o = Eval(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+argmax {
+  av = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  bv = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(bv, av), direction=GT
+  v = f32[] select(gt, bv, av)
+  i = s32[] select(gt, bi, ai)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  z = f32[] constant(0)
+  s0 = f32[3] reduce(a, z), dimensions={0}, to_apply=add
+  s1 = f32[2] reduce(a, z), dimensions={1}, to_apply=add
+  io = s32[2,3] iota(), iota_dimension=1
+  ninf = f32[] constant(-inf)
+  m1 = s32[] constant(-1)
+  am = (f32[2], s32[2]) reduce(a, io, ninf, m1), dimensions={1}, to_apply=argmax
+  v = f32[2] get-tuple-element(am), index=0
+  i = s32[2] get-tuple-element(am), index=1
+  ROOT x = (f32[3], f32[2], f32[2], s32[2]) tuple(s0, s1, v, i)
+})", {F32({2, 3}, {1, 5, 3, 7, 2, 9})});
+  EXPECT_THAT(o[0], ElementsAre(8, 7, 12));
+  EXPECT_THAT(o[1], ElementsAre(9, 18));
+  EXPECT_THAT(o[2], ElementsAre(5, 9));
+  EXPECT_THAT(o[3], ElementsAre(1, 2));
+}
+
+TEST(OpsTest, ReduceWindowMaxPoolAndSelectAndScatter) {
+  auto o = Eval(R"(HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[5] parameter(0)
+  ninf = f32[] constant(-inf)
+  p = f32[2] reduce-window(x, ninf), window={size=2 stride=2}, to_apply=max
+  src = f32[2] constant({10, 20})
+  z = f32[] constant(0)
+  s = f32[5] select-and-scatter(x, src, z), window={size=2 stride=2}, select=ge, scatter=add
+  ROOT t = (f32[2], f32[5]) tuple(p, s)
+})", {F32({5}, {1, 3, 4, 2, 9})});
+  EXPECT_THAT(o[0], ElementsAre(3, 4));
+  EXPECT_THAT(o[1], ElementsAre(0, 10, 20, 0, 0));
+}
+
+TEST(OpsTest, GatherRowsWithClampedIndices) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[3,2] parameter(0)
+  i = s32[3] parameter(1)
+  ROOT g = f32[3,2] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,2}
+})", {F32({3, 2}, {1, 2, 3, 4, 5, 6}), S32({3}, {2, 0, 9})});
+  EXPECT_THAT(o[0], ElementsAre(5, 6, 1, 2, 5, 6));  // 9 clamps to 2
+}
+
+TEST(OpsTest, ScatterAddsDuplicatesAndSkipsOutOfBounds) {
+  auto o = Eval(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  i = s32[4,1] parameter(1)
+  u = f32[4] parameter(2)
+  ROOT s = f32[4] scatter(a, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})", {F32({4}, {1, 1, 1, 1}), S32({4, 1}, {1, 1, 7, -1}), F32({4}, {10, 20, 30, 40})});
+  EXPECT_THAT(o[0], ElementsAre(1, 31, 1, 1));
+}
+
+TEST(OpsTest, SortIsStableAndCarriesOperands) {
+  auto o = Eval(R"(HloModule m
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=GT
+}
+ENTRY e {
+  k = f32[5] parameter(0)
+  v = s32[5] iota(), iota_dimension=0
+  ROOT s = (f32[5], s32[5]) sort(k, v), dimensions={0}, to_apply=cmp, is_stable=true
+})", {F32({5}, {2, 9, 2, 5, 9})});
+  EXPECT_THAT(o[0], ElementsAre(9, 9, 5, 2, 2));
+  EXPECT_THAT(o[1], ElementsAre(1, 4, 3, 0, 2));
+}
+
+TEST(OpsTest, WhileConditionalCallAndMap) {
+  auto o = Eval(R"(HloModule m
+cond {
+  p = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(4)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  two = f32[] constant(2)
+  ni = s32[] add(i, one)
+  nv = f32[] multiply(v, two)
+  ROOT t = (s32[], f32[]) tuple(ni, nv)
+}
+neg {
+  x = f32[] parameter(0)
+  ROOT n = f32[] negate(x)
+}
+id {
+  x = f32[] parameter(0)
+  ROOT c = f32[] copy(x)
+}
+sq {
+  x = f32[] parameter(0)
+  ROOT m = f32[] multiply(x, x)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[]) tuple(z, x)
+  w = (s32[], f32[]) while(init), condition=cond, body=body
+  r = f32[] get-tuple-element(w), index=1
+  b = s32[] parameter(1)
+  c = f32[] conditional(b, r, r), branch_computations={neg, id}
+  cl = f32[] call(c), to_apply=sq
+  v = f32[3] parameter(2)
+  mp = f32[3] map(v), dimensions={0}, to_apply=sq
+  ROOT t = (f32[], f32[], f32[3]) tuple(c, cl, mp)
+})", {F32({}, {3}), S32({}, {0}), F32({3}, {1, 2, 3})});
+  if (o.empty()) return;  // reported by Eval
+  EXPECT_THAT(o[0], ElementsAre(-48));  // 3 * 2^4, negated by branch 0
+  EXPECT_THAT(o[1], ElementsAre(2304));
+  EXPECT_THAT(o[2], ElementsAre(1, 4, 9));
+}
+
+TEST(OpsTest, LoopFusionWithBroadcastOfParameter) {
+  auto o = Eval(R"(HloModule m
+fused {
+  a = f32[2,3] parameter(0)
+  b = f32[3] parameter(1)
+  bb = f32[2,3] broadcast(b), dimensions={1}
+  s = f32[] parameter(2)
+  sb = f32[2,3] broadcast(s), dimensions={}
+  m = f32[2,3] multiply(a, bb)
+  ROOT r = f32[2,3] add(m, sb)
+}
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3] parameter(1)
+  s = f32[] parameter(2)
+  ROOT f = f32[2,3] fusion(a, b, s), kind=kLoop, calls=fused
+})", {F32({2, 3}, {1, 2, 3, 4, 5, 6}), F32({3}, {10, 100, 1000}), F32({}, {0.5})});
+  EXPECT_THAT(o[0], ElementsAre(10.5, 200.5, 3000.5, 40.5, 500.5, 6000.5));
+}
+
+TEST(OpsTest, LargeFusionSplitsAcrossThreadsCorrectly) {
+  const int n = 300000;
+  std::vector<double> v(n);
+  for (int i = 0; i < n; ++i) v[i] = i % 1000;
+  auto o = Eval(R"(HloModule m
+fused {
+  a = f32[300000] parameter(0)
+  i = f32[300000] iota(), iota_dimension=0
+  ROOT r = f32[300000] add(a, i)
+}
+ENTRY e {
+  a = f32[300000] parameter(0)
+  ROOT f = f32[300000] fusion(a), kind=kLoop, calls=fused
+})", {F32({n}, v)});
+  ASSERT_EQ(o[0].size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; i += 997) ASSERT_EQ(o[0][i], (i % 1000) + i) << i;
+  EXPECT_EQ(o[0][n - 1], ((n - 1) % 1000) + (n - 1));
+}
+
+TEST(OpsTest, TranscendentalsMatchLibm) {
+  std::vector<double> xs = {-20, -3.5, -0.7, -0.1, 0, 1e-5, 0.3, 0.62, 0.63, 2, 9, 40, 88, 89};
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[14] parameter(0)
+  e = f32[14] exponential(a)
+  t = f32[14] tanh(a)
+  l = f32[14] logistic(a)
+  ab = f32[14] abs(a)
+  g = f32[14] log(ab)
+  ROOT x = (f32[14], f32[14], f32[14], f32[14]) tuple(e, t, l, g)
+})", {F32({14}, xs)});
+  for (size_t i = 0; i < xs.size(); ++i) {
+    double x = static_cast<float>(xs[i]);
+    auto near = [](double got, double want_d) {
+      double want = static_cast<float>(want_d);  // results are f32
+      if (std::isinf(want)) return got == want;
+      return std::fabs(got - want) <= 3e-7 * std::fabs(want) + 1e-37;
+    };
+    EXPECT_TRUE(near(o[0][i], std::exp(x))) << x << " exp " << o[0][i];
+    EXPECT_TRUE(near(o[1][i], std::tanh(x))) << x << " tanh " << o[1][i];
+    EXPECT_TRUE(near(o[2][i], 1 / (1 + std::exp(-x)))) << x << " logistic " << o[2][i];
+    EXPECT_TRUE(near(o[3][i], std::log(std::fabs(x)))) << x << " log " << o[3][i];
+  }
+}
+
+TEST(OpsTest, ReducePrecisionAndBitcastConvert) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  r = f32[2] reduce-precision(a), exponent_bits=8, mantissa_bits=7
+  b = s32[2] bitcast-convert(a)
+  ROOT t = (f32[2], s32[2]) tuple(r, b)
+})", {F32({2}, {1.0 + 1.0 / 512, 1})});
+  EXPECT_THAT(o[0], ElementsAre(1, 1));  // like bf16 rounding
+  EXPECT_EQ(o[1][1], 0x3f800000);
+}
+
+TEST(OpsTest, GemmCustomCallRunsAsDot) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[2,2] parameter(0)
+  b = f32[2,2] parameter(1)
+  ROOT c = f32[2,2] custom-call(a, b), custom_call_target="__onednn$matmul"
+})", {F32({2, 2}, {1, 2, 3, 4}), F32({2, 2}, {5, 6, 7, 8})});
+  EXPECT_THAT(o[0], ElementsAre(19, 22, 43, 50));
+}
+
+TEST(OpsTest, TopKAndBatchNormAndCholesky) {
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[5] parameter(0)
+  t = (f32[2], s32[2]) topk(a), k=2, largest=true
+  v = f32[2] get-tuple-element(t), index=0
+  i = s32[2] get-tuple-element(t), index=1
+  m = f32[2,2] parameter(1)
+  c = f32[2,2] cholesky(m), lower=true
+  ROOT x = (f32[2], s32[2], f32[2,2]) tuple(v, i, c)
+})", {F32({5}, {3, 9, 1, 9, 4}), F32({2, 2}, {4, 2, 2, 5})});
+  if (o.empty()) return;
+  EXPECT_THAT(o[0], ElementsAre(9, 9));
+  EXPECT_THAT(o[1], ElementsAre(1, 3));
+  EXPECT_THAT(o[2], ElementsAre(2, 0, 1, 2));  // L = [[2,0],[1,2]]
+}
+
+TEST(OpsTest, SingleDeviceCollectivesAreIdentity) {
+  auto o = Eval(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  a = f32[3] parameter(0)
+  r = f32[3] all-reduce(a), replica_groups={}, to_apply=add
+  g = f32[3] all-gather(r), replica_groups={{0}}, dimensions={0}
+  ROOT p = f32[3] collective-permute(g), source_target_pairs={{0,0}}
+})", {F32({3}, {1, 2, 3})});
+  EXPECT_THAT(o[0], ElementsAre(1, 2, 3));
+}
+
+// A two-replica world simulated by hand: this device is replica 1, the
+// other replica holds `peer`.
+class FakeCollectives : public CollectiveOps {
+ public:
+  std::vector<float> peer;
+  absl::Status AllReduce(const CollectiveCall&, hlo::Opcode op, const void* in, void* out,
+                         int64_t count) override {
+    for (int64_t i = 0; i < count; ++i)
+      static_cast<float*>(out)[i] = static_cast<const float*>(in)[i] + peer[i];
+    return absl::OkStatus();
+  }
+  absl::Status AllGather(const CollectiveCall&, const void* in, void* out, int64_t bytes) override {
+    std::memcpy(out, peer.data(), bytes);  // replica 0 first
+    std::memcpy(static_cast<char*>(out) + bytes, in, bytes);
+    return absl::OkStatus();
+  }
+  absl::Status CollectivePermute(const CollectiveCall&, const std::vector<std::pair<int64_t, int64_t>>&,
+                                 const void*, void* out, int64_t bytes) override {
+    std::memcpy(out, peer.data(), bytes);
+    return absl::OkStatus();
+  }
+};
+
+TEST(OpsTest, CollectivesGoThroughTheInterface) {
+  FakeCollectives fake;
+  fake.peer = {10, 20, 30, 40};
+  ExecOptions opts;
+  opts.collectives = &fake;
+  opts.replica_id = 1;
+  opts.replica_count = 2;
+  auto r = RunText(R"(HloModule m, replica_count=2
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  a = f32[2,2] parameter(0)
+  s = f32[2,2] all-reduce(a), replica_groups={{0,1}}, to_apply=add
+  g = f32[2,4] all-gather(a), replica_groups={{0,1}}, dimensions={1}
+  rs = f32[1,2] reduce-scatter(a), replica_groups={{0,1}}, dimensions={0}, to_apply=add
+  id = u32[] replica-id()
+  ROOT t = (f32[2,2], f32[2,4], f32[1,2], u32[]) tuple(s, g, rs, id)
+})", {F32({2, 2}, {1, 2, 3, 4})}, opts);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(Values((*r)[0]), ElementsAre(11, 22, 33, 44));
+  EXPECT_THAT(Values((*r)[1]), ElementsAre(10, 20, 1, 2, 30, 40, 3, 4));
+  EXPECT_THAT(Values((*r)[2]), ElementsAre(33, 44));  // replica 1 keeps row 1
+  EXPECT_THAT(Values((*r)[3]), ElementsAre(1));
+}
+
+TEST(OpsTest, ComplexArithmeticAndDot) {
+  auto r = RunText(R"(HloModule m
+ENTRY e {
+  re = f32[2] parameter(0)
+  im = f32[2] parameter(1)
+  z = c64[2] complex(re, im)
+  p = c64[2] multiply(z, z)
+  a = f32[2] abs(z)
+  i = f32[2] imag(p)
+  zm = c64[1,2] reshape(z)
+  zc = c64[2,1] reshape(z)
+  d = c64[1,1] dot(zm, zc), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (c64[2], f32[2], f32[2], c64[1,1]) tuple(p, a, i, d)
+})", {F32({2}, {3, 1}), F32({2}, {4, -1})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  auto parts = [](const Tensor& t) {
+    std::vector<float> v(t.element_count() * 2);
+    std::memcpy(v.data(), t.data(), v.size() * 4);
+    return v;
+  };
+  // (3+4i)^2 = -7+24i; (1-i)^2 = -2i.
+  EXPECT_THAT(parts((*r)[0]), ElementsAre(-7, 24, 0, -2));
+  EXPECT_THAT(Values((*r)[1]), ElementsAre(5, std::sqrt(2.0f)));
+  EXPECT_THAT(Values((*r)[2]), ElementsAre(24, -2));
+  // z·z (no conjugation) = -7+24i + -2i = -7+22i.
+  EXPECT_THAT(parts((*r)[3]), ElementsAre(-7, 22));
+}
+
+TEST(OpsTest, FftRfftAndIrfftRoundTrip) {
+  auto r = RunText(R"(HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  f = c64[3] fft(x), fft_type=RFFT, fft_length={4}
+  b = f32[4] fft(f), fft_type=IRFFT, fft_length={4}
+  ROOT t = (c64[3], f32[4]) tuple(f, b)
+})", {F32({4}, {1, 2, 3, 4})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<float> v(6);
+  std::memcpy(v.data(), (*r)[0].data(), 24);
+  const std::vector<float> want = {10, 0, -2, 2, -2, 0};
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(v[i], want[i], 1e-5) << i;
+  std::vector<double> back = Values((*r)[1]);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(back[i], i + 1, 1e-5);
+}
+
+TEST(OpsTest, GemmWrappersMatchANaiveProductForEveryTransposition) {
+  const int64_t m = 37, n = 53, k = 29;
+  std::vector<float> a(m * k), b(k * n), c(m * n);
+  std::vector<double> ad(m * k), bd(k * n), cd(m * n);
+  for (size_t i = 0; i < a.size(); ++i) ad[i] = a[i] = static_cast<float>(static_cast<int>(i * 7 % 13) - 6);
+  for (size_t i = 0; i < b.size(); ++i) bd[i] = b[i] = static_cast<float>(static_cast<int>(i * 5 % 11) - 5);
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      // Stored layouts: A is m x k (or k x m when transposed), B likewise.
+      Sgemm(ta, tb, m, n, k, a.data(), ta ? m : k, b.data(), tb ? k : n, c.data(), n);
+      Dgemm(ta, tb, m, n, k, ad.data(), ta ? m : k, bd.data(), tb ? k : n, cd.data(), n);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double want = 0;
+          for (int64_t z = 0; z < k; ++z)
+            want += ad[ta ? z * m + i : i * k + z] * bd[tb ? j * k + z : z * n + j];
+          ASSERT_EQ(c[i * n + j], want) << ta << tb << " " << i << "," << j;
+          ASSERT_EQ(cd[i * n + j], want);
+        }
+    }
+}
+
+TEST(OpsTest, RngBitGeneratorIsDeterministicInItsState) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  s = u64[2] parameter(0)
+  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), algorithm=rng_philox
+})";
+  auto a = RunText(text, {MakeTensor(ET::kU64, {2}, {1, 0})});
+  auto b = RunText(text, {MakeTensor(ET::kU64, {2}, {1, 0})});
+  auto c = RunText(text, {MakeTensor(ET::kU64, {2}, {2, 0})});
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok()) << a.status();
+  EXPECT_EQ(Values((*a)[1]), Values((*b)[1]));
+  EXPECT_NE(Values((*a)[1]), Values((*c)[1]));
+  EXPECT_NE(Values((*a)[0]), Values(MakeTensor(ET::kU64, {2}, {1, 0})));  // state advanced
+}
+
+}  // namespace
+}  // namespace neuron::kernels::testing

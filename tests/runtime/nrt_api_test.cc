@@ -1,0 +1,115 @@
+// The C API of neuron/nrt.h, used as a libnrt program would use it.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/log/log.h"
+#include "neuron/nrt.h"
+#include "tests/device/fast_temp_dir.h"
+#include "tests/runtime/test_neff.h"
+
+namespace {
+
+class NrtApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The C API reads the process environment, as libnrt does.
+    setenv("NEURON_SIM_ROOT", neuron::testing::FastTempDir().c_str(), 1);
+    setenv("NEURON_RT_LOG_LEVEL", "ERROR", 1);
+    neuron::log::SetSyslogSink([](int, std::string_view) {});
+  }
+  void TearDown() override {
+    nrt_close();
+    unsetenv("NEURON_SIM_ROOT");
+    unsetenv("NEURON_RT_LOG_LEVEL");
+    neuron::log::SetSyslogSink(nullptr);
+    neuron::log::ConfigureDefaults();
+  }
+};
+
+TEST_F(NrtApiTest, LifecycleAndVersion) {
+  uint32_t count = 0;
+  EXPECT_EQ(nrt_get_visible_vnc_count(&count), NRT_UNINITIALIZED);
+  ASSERT_EQ(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS) << nrt_get_last_error();
+  EXPECT_EQ(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_INVALID);
+  EXPECT_NE(std::string(nrt_get_last_error()).find("already initialized"), std::string::npos);
+  ASSERT_EQ(nrt_get_visible_vnc_count(&count), NRT_SUCCESS);
+  EXPECT_EQ(count, 2u);
+  nrt_version_t version;
+  ASSERT_EQ(nrt_get_version(&version, sizeof(version)), NRT_SUCCESS);
+  EXPECT_EQ(version.rt_major, 2u);
+  nrt_close();
+  EXPECT_EQ(nrt_get_visible_vnc_count(&count), NRT_UNINITIALIZED);
+}
+
+TEST_F(NrtApiTest, LoadExecuteAndReadBack) {
+  absl::StatusOr<std::string> neff = neuron::testing::BuildTestNeff(neuron::testing::kAddHlo);
+  ASSERT_TRUE(neff.ok()) << neff.status();
+  ASSERT_EQ(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS) << nrt_get_last_error();
+  nrt_model_t* model = nullptr;
+  ASSERT_EQ(nrt_load(neff->data(), neff->size(), -1, -1, &model), NRT_SUCCESS)
+      << nrt_get_last_error();
+  neff->assign(neff->size(), '\0');  // the runtime keeps its own copy
+
+  nrt_tensor_info_array_t* info = nullptr;
+  ASSERT_EQ(nrt_get_model_tensor_info(model, &info), NRT_SUCCESS);
+  ASSERT_EQ(info->tensor_count, 3u);
+  EXPECT_STREQ(info->tensor_array[0].name, "x");
+  EXPECT_EQ(info->tensor_array[0].usage, NRT_TENSOR_USAGE_INPUT);
+  EXPECT_EQ(info->tensor_array[0].dtype, NRT_DTYPE_FLOAT32);
+  EXPECT_EQ(info->tensor_array[0].ndim, 2u);
+  EXPECT_EQ(info->tensor_array[0].shape[1], 3u);
+  EXPECT_EQ(info->tensor_array[2].usage, NRT_TENSOR_USAGE_OUTPUT);
+  EXPECT_EQ(info->tensor_array[2].size, 24u);
+  const std::string out_name = info->tensor_array[2].name;
+  nrt_free_model_tensor_info(info);
+
+  nrt_tensor_t *x = nullptr, *y = nullptr, *out = nullptr;
+  ASSERT_EQ(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 24, "x", &x), NRT_SUCCESS);
+  ASSERT_EQ(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_HOST, 0, 24, "y", &y), NRT_SUCCESS);
+  ASSERT_EQ(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 24, "out", &out), NRT_SUCCESS);
+  const float xs[6] = {1, 2, 3, 4, 5, 6}, ys[6] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+  ASSERT_EQ(nrt_tensor_write(x, xs, 0, sizeof xs), NRT_SUCCESS);
+  ASSERT_EQ(nrt_tensor_write(y, ys, 0, sizeof ys), NRT_SUCCESS);
+  EXPECT_EQ(nrt_tensor_write(y, ys, 4, sizeof ys), NRT_INVALID);
+  EXPECT_EQ(nrt_tensor_get_size(x), 24u);
+
+  nrt_tensor_set_t *in_set = nullptr, *out_set = nullptr;
+  ASSERT_EQ(nrt_allocate_tensor_set(&in_set), NRT_SUCCESS);
+  ASSERT_EQ(nrt_allocate_tensor_set(&out_set), NRT_SUCCESS);
+  ASSERT_EQ(nrt_add_tensor_to_tensor_set(in_set, "x", x), NRT_SUCCESS);
+  // Missing input 'y' first.
+  ASSERT_EQ(nrt_add_tensor_to_tensor_set(out_set, out_name.c_str(), out), NRT_SUCCESS);
+  EXPECT_EQ(nrt_execute(model, in_set, out_set), NRT_INVALID);
+  EXPECT_NE(std::string(nrt_get_last_error()).find("'y'"), std::string::npos);
+  ASSERT_EQ(nrt_add_tensor_to_tensor_set(in_set, "y", y), NRT_SUCCESS);
+  ASSERT_EQ(nrt_execute_repeat(model, in_set, out_set, 2), NRT_SUCCESS) << nrt_get_last_error();
+  nrt_tensor_t* got = nullptr;
+  ASSERT_EQ(nrt_get_tensor_from_tensor_set(out_set, out_name.c_str(), &got), NRT_SUCCESS);
+  EXPECT_EQ(got, out);
+  float result[6];
+  ASSERT_EQ(nrt_tensor_read(out, result, 0, sizeof result), NRT_SUCCESS);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(result[i], xs[i] + 0.5f);
+
+  nrt_destroy_tensor_set(&in_set);
+  nrt_destroy_tensor_set(&out_set);
+  EXPECT_EQ(in_set, nullptr);
+  nrt_tensor_free(&x);
+  nrt_tensor_free(&y);
+  nrt_tensor_free(&out);
+  EXPECT_EQ(x, nullptr);
+  EXPECT_EQ(nrt_unload(model), NRT_SUCCESS);
+}
+
+TEST_F(NrtApiTest, BadNeffGivesItsStatusAndMessage) {
+  ASSERT_EQ(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS) << nrt_get_last_error();
+  nrt_model_t* model = nullptr;
+  const char junk[] = "definitely not a NEFF";
+  EXPECT_EQ(nrt_load(junk, sizeof junk, 0, -1, &model), NRT_INVALID);
+  EXPECT_STRNE(nrt_get_last_error(), "");
+  EXPECT_EQ(nrt_load(junk, sizeof junk, 0, 4, &model), NRT_INVALID);
+}
+
+}  // namespace
