@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "lib/compiler/diagnostics.h"
 #include "lib/compiler/error_codes.h"
+#include "lib/kernels/support.h"
 
 namespace neuron::compiler {
 
@@ -12,7 +13,7 @@ using hlo::Opcode;
 
 bool IsSupportedOpcode(Opcode op) {
   switch (op) {
-    // Host transfers, dynamic shapes, and linear algebra the device lacks.
+    // Host transfers, dynamic shapes and operators the executor lacks.
     case Opcode::kUnknown:
     case Opcode::kInfeed:
     case Opcode::kOutfeed:
@@ -23,13 +24,9 @@ bool IsSupportedOpcode(Opcode op) {
     case Opcode::kDynamicReshape:
     case Opcode::kSetDimensionSize:
     case Opcode::kGetDimensionSize:
-    case Opcode::kFft:
-    case Opcode::kCholesky:
-    case Opcode::kTriangularSolve:
     case Opcode::kRaggedAllToAll:
     case Opcode::kRaggedDot:
     case Opcode::kScan:
-    case Opcode::kDomain:
       return false;
     default:
       return true;
@@ -84,9 +81,11 @@ absl::Status CheckSupported(const hlo::Module& module) {
         return CompileError(kErrDynamicShape,
                             absl::StrFormat("dynamic shape %s", inst->shape().ToString(false)), inst);
       }
-      if (HasComplex(inst->shape())) {
+      bool complex = HasComplex(inst->shape());
+      for (const hlo::Instruction* operand : inst->operands()) complex = complex || HasComplex(operand->shape());
+      if (complex && !kernels::RunsWithComplexTypes(inst->opcode())) {
         return CompileError(kErrComplexType,
-                            absl::StrFormat("complex type in %s", inst->shape().ToString(false)), inst);
+                            absl::StrFormat("complex type in %s for '%s'", inst->shape().ToString(false), inst->opcode_text()), inst);
       }
     }
   }

@@ -13,6 +13,7 @@
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/elementwise_kernel.h"
 #include "lib/kernels/fft.h"
+#include "lib/kernels/support.h"
 #include "lib/kernels/gather_scatter.h"
 #include "lib/kernels/plan.h"
 #include "lib/kernels/reduce_ops.h"
@@ -354,25 +355,18 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
   };
 
   // Kernels that compute in real arithmetic only.
-  switch (op) {
-    case Opcode::kBatchNormTraining: case Opcode::kBatchNormInference: case Opcode::kBatchNormGrad:
-    case Opcode::kCholesky: case Opcode::kTriangularSolve: case Opcode::kTopK:
-    case Opcode::kRng: case Opcode::kReduceWindow: case Opcode::kCustomCall: {
-      std::function<bool(const hlo::Shape&)> has_complex = [&](const hlo::Shape& s) {
-        if (s.IsTuple()) {
-          for (const auto& e : s.tuple) if (has_complex(e)) return true;
-          return false;
-        }
-        return hlo::IsComplex(s.type);
-      };
-      bool cx = has_complex(shape);
-      for (const auto* o : instr.operands()) cx = cx || has_complex(o->shape());
-      if (cx && !(op == Opcode::kCustomCall && IsIdentityCustomCall(instr.attrs().custom_call_target)))
-        return Unsupported(instr, absl::StrCat("complex element type for '", std::string(hlo::OpcodeName(op)), "'"));
-      break;
-    }
-    default:
-      break;
+  if (!RunsWithComplexTypes(op)) {
+    std::function<bool(const hlo::Shape&)> has_complex = [&](const hlo::Shape& s) {
+      if (s.IsTuple()) {
+        for (const auto& e : s.tuple) if (has_complex(e)) return true;
+        return false;
+      }
+      return hlo::IsComplex(s.type);
+    };
+    bool cx = has_complex(shape);
+    for (const auto* o : instr.operands()) cx = cx || has_complex(o->shape());
+    if (cx && !(op == Opcode::kCustomCall && IsIdentityCustomCall(instr.attrs().custom_call_target)))
+      return Unsupported(instr, absl::StrCat("complex element type for '", std::string(hlo::OpcodeName(op)), "'"));
   }
 
   switch (op) {

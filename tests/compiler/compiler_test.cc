@@ -244,6 +244,33 @@ ENTRY main {
   EXPECT_EQ(msg.find('\n'), std::string::npos);  // one line
 }
 
+// Complex numbers compile where the executor runs them, and are refused by
+// name where its kernels compute in real arithmetic only.
+TEST(CompilerTest, ComplexTypesFollowTheExecutor) {
+  auto add = CompileText(R"(HloModule c
+ENTRY e {
+  p = c64[4] parameter(0)
+  ROOT a = c64[4] add(p, p)
+})",
+                         Options({}));
+  EXPECT_TRUE(add.ok()) << add.status();
+  auto window = CompileText(R"(HloModule w
+add {
+  x = c64[] parameter(0)
+  y = c64[] parameter(1)
+  ROOT s = c64[] add(x, y)
+}
+ENTRY e {
+  p = c64[4] parameter(0)
+  z = c64[] constant((0, 0))
+  ROOT r = c64[2] reduce-window(p, z), window={size=2 stride=2}, to_apply=add
+})",
+                            Options({}));
+  ASSERT_FALSE(window.ok());
+  EXPECT_EQ(ErrorCodeOf(window.status()), "NCC-E0204") << window.status();
+  EXPECT_NE(window.status().message().find("'reduce-window'"), std::string_view::npos) << window.status();
+}
+
 TEST(CompilerTest, UnsupportedOperatorsAndElidedConstants) {
   auto fft = CompileText(R"(HloModule f
 ENTRY e {

@@ -1,0 +1,16 @@
+// What the executor can run, asked by the compiler so that it refuses at
+// compile time exactly what would fail at load time (one source of truth).
+#ifndef NEURON_LIB_KERNELS_SUPPORT_H_
+#define NEURON_LIB_KERNELS_SUPPORT_H_
+
+#include "lib/hlo/opcode.h"
+
+namespace neuron::kernels {
+
+// False for operators whose kernels compute in real arithmetic only: a
+// complex operand or result is refused for them.
+bool RunsWithComplexTypes(hlo::Opcode op);
+
+}  // namespace neuron::kernels
+
+#endif  // NEURON_LIB_KERNELS_SUPPORT_H_
