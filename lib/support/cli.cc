@@ -1,6 +1,7 @@
 #include "lib/support/cli.h"
 
 #include <cstdio>
+#include <new>
 #include <string>
 
 #include "neuron/version.h"
@@ -27,6 +28,23 @@ void PrintError(std::string_view tool, std::string_view message) {
 
 void PrintWarning(std::string_view tool, std::string_view message) {
   PrintLine(stderr, tool, "warning", message);
+}
+
+int UsageError(std::string_view tool, std::string_view message) {
+  PrintError(tool, message);
+  std::string hint = "Try '";
+  hint.append(tool).append(" --help'.\n");
+  std::fputs(hint.c_str(), stderr);
+  return kExitUsage;
+}
+
+int RunGuarded(std::string_view tool, const std::function<int()>& work) {
+  try {
+    return work();
+  } catch (const std::bad_alloc&) {
+    PrintError(tool, "out of host memory (NRT_FAIL_HOST_MEM_ALLOC)");
+    return kExitFailure;
+  }
 }
 
 void PrintVersion(std::string_view tool) {

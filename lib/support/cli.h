@@ -3,6 +3,7 @@
 #ifndef NEURON_LIB_SUPPORT_CLI_H_
 #define NEURON_LIB_SUPPORT_CLI_H_
 
+#include <functional>
 #include <string_view>
 
 namespace neuron {
@@ -18,6 +19,13 @@ void PrintError(std::string_view tool, std::string_view message);
 
 // Prints "<tool>: warning: <message>" as one line on stderr.
 void PrintWarning(std::string_view tool, std::string_view message);
+
+// Prints the error and a "Try '<tool> --help'." hint; returns kExitUsage.
+int UsageError(std::string_view tool, std::string_view message);
+
+// Runs a tool's work; host out-of-memory (a model or input too large for
+// this host) becomes one error line and kExitFailure instead of a crash.
+int RunGuarded(std::string_view tool, const std::function<int()>& work);
 
 // Prints "<tool> (neuron-tools) <version>" on stdout.
 void PrintVersion(std::string_view tool);

@@ -10,7 +10,7 @@ DEPS=(
   libabsl-dev libprotobuf-dev protobuf-compiler
   libcurl4-openssl-dev libzstd-dev zlib1g-dev libssl-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev
-  libopenblas-dev libdnnl-dev
+  libopenblas-dev libopenblas-serial-dev libdnnl-dev
   mandoc
   clang-14 libclang-rt-14-dev
   python3 python3-numpy

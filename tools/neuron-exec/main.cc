@@ -45,11 +45,7 @@ constexpr const char* kUsage =
 
 enum LongOnly { kRandom = 256, kSeed, kOutputDir, kExpect, kRtol, kAtol, kVersion };
 
-int Usage(const std::string& message) {
-  neuron::PrintError(kTool, message);
-  std::fputs("Try 'neuron-exec --help'.\n", stderr);
-  return neuron::kExitUsage;
-}
+int Usage(const std::string& message) { return neuron::UsageError(kTool, message); }
 
 bool ParseDouble(const char* text, double* out) {
   char* end = nullptr;
@@ -155,11 +151,5 @@ int main(int argc, char** argv) {
   if (optind >= argc) return Usage("no NEFF given (a file, or - for stdin)");
   if (argc - optind > 1) return Usage(absl::StrCat("unexpected argument '", argv[optind + 1], "'"));
   request.neff_path = argv[optind];
-  try {
-    return neuron::runtime::RunExec(request);
-  } catch (const std::bad_alloc&) {
-    // A model or input too large for this host: one line, not a crash.
-    neuron::PrintError(kTool, "out of host memory (NRT_FAIL_HOST_MEM_ALLOC)");
-    return neuron::kExitFailure;
-  }
+  return neuron::RunGuarded(kTool, [&] { return neuron::runtime::RunExec(request); });
 }
