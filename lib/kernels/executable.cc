@@ -50,6 +50,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Build(const hlo::Module&
   auto impl = std::make_unique<Impl>();
   impl->allocator = options.allocator ? options.allocator : &impl->default_allocator;
   impl->planner = std::make_unique<Planner>(impl->allocator, &impl->bufs, &impl->allocations);
+  impl->planner->set_external_constants(options.external_constant);
   absl::StatusOr<CompPlan*> entry = impl->planner->Plan(*module.entry());
   if (!entry.ok()) {
     return absl::Status(entry.status().code(),

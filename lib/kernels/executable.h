@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -32,8 +33,17 @@ class BufferAllocator {
   virtual void Free(void* ptr, size_t bytes) = 0;
 };
 
+// The bytes of a constant whose values live outside the module (a NEFF's
+// constants/ member), row-major; nullptr when there are none. Returned
+// memory must outlive the executable and is never written.
+using ExternalConstantFn = std::function<const uint8_t*(const hlo::Instruction&)>;
+
 struct BuildOptions {
   BufferAllocator* allocator = nullptr;  // nullptr: aligned host memory
+  // Constants with an elided literal are read from here. 64-byte aligned
+  // bytes are used in place (zero copy: a mapped NEFF's weights are never
+  // touched at load); others are copied once.
+  ExternalConstantFn external_constant;
 };
 
 struct ExecOptions {

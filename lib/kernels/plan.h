@@ -55,6 +55,7 @@ class Planner {
       : allocator_(allocator), bufs_(bufs), allocations_(allocations) {}
 
   absl::StatusOr<CompPlan*> Plan(const hlo::Computation& comp);
+  void set_external_constants(ExternalConstantFn fn) { external_constant_ = std::move(fn); }
   int64_t constant_bytes() const { return constant_bytes_; }
   int64_t owned_bytes() const { return owned_bytes_; }
 
@@ -80,6 +81,7 @@ class Planner {
                        const hlo::Computation& callee);
 
   BufferAllocator* allocator_;
+  ExternalConstantFn external_constant_;
   std::deque<Buf>* bufs_;
   std::vector<std::pair<void*, size_t>>* allocations_;
   std::vector<std::unique_ptr<CompPlan>> plans_;

@@ -130,9 +130,12 @@ void NameOutputs(const hlo::Module& module, std::vector<TensorInfo>* outputs) {
   for (size_t k = 0; k < names.size(); ++k) (*outputs)[k].name = names[k];
 }
 
-// Fills member-held constants' literals from the NEFF's bytes.
-// TODO(kernels): pass these views to the executable instead (zero copy).
-absl::Status FillConstants(program::Package& package) {
+// Member-held constants: checks each against its instruction's shape and
+// maps the instruction to its bytes in the NEFF, which the executable uses
+// in place (no copy, no first touch of fresh memory at load).
+absl::StatusOr<std::map<const hlo::Instruction*, const uint8_t*>> BindConstants(
+    const program::Package& package) {
+  std::map<const hlo::Instruction*, const uint8_t*> bound;
   for (const program::ConstantRef& ref : package.constants) {
     hlo::Instruction* instr = nullptr;
     for (hlo::Computation* c : package.module->computations()) {
@@ -142,18 +145,17 @@ absl::Status FillConstants(program::Package& package) {
       return RtError(NRT_INVALID, absl::StrFormat("constant '%s' is not in the program",
                                                   ref.instruction));
     }
-    // The instruction's own shape (ref.shape is not relied on: see the
-    // report to the lead about lib/program's Deserialize).
-    hlo::Literal lit = hlo::Literal::Zeros(instr->shape());
-    if (lit.data().size() != ref.bytes.size()) {
+    const std::optional<int64_t> count = instr->shape().ElementCount();
+    const uint64_t need = count ? static_cast<uint64_t>(*count) *
+                                      static_cast<uint64_t>(hlo::StorageBytes(instr->shape().type))
+                                : 0;
+    if (!instr->shape().IsArray() || ref.bytes.size() != need) {
       return RtError(NRT_INVALID, absl::StrFormat("constant '%s' has %d bytes, its shape needs %d",
-                                                  ref.instruction, ref.bytes.size(),
-                                                  lit.data().size()));
+                                                  ref.instruction, ref.bytes.size(), need));
     }
-    std::memcpy(lit.mutable_data().data(), ref.bytes.data(), ref.bytes.size());
-    instr->attrs().literal = std::move(lit);
+    bound[instr] = reinterpret_cast<const uint8_t*>(ref.bytes.data());
   }
-  return absl::OkStatus();
+  return bound;
 }
 
 }  // namespace
@@ -212,12 +214,19 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   state->program = std::move(*program);
   const program::Manifest& manifest = state->program.manifest;
   if (absl::Status s = CheckTarget(manifest, rt.instance(), cfg); !s.ok()) return fail(s);
-  if (absl::Status s = FillConstants(state->program); !s.ok()) return fail(s);
+  absl::StatusOr<std::map<const hlo::Instruction*, const uint8_t*>> constants =
+      BindConstants(state->program);
+  if (!constants.ok()) return fail(constants.status());
   state->timings.deserialize_ms = MsSince(t);
 
   t = Clock::now();
+  kernels::BuildOptions build;
+  build.external_constant = [&constants](const hlo::Instruction& instr) -> const uint8_t* {
+    auto it = constants->find(&instr);
+    return it == constants->end() ? nullptr : it->second;
+  };
   absl::StatusOr<std::unique_ptr<kernels::Executable>> exe =
-      kernels::Executable::Build(*state->program.module);
+      kernels::Executable::Build(*state->program.module, build);
   if (!exe.ok()) return fail(RtError(NRT_INVALID, std::string(exe.status().message())));
   state->executable = std::move(*exe);
   state->timings.build_ms = MsSince(t);

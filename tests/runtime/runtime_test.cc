@@ -542,3 +542,40 @@ TEST_F(RuntimeTest, QueuedRequestsAreBounded) {
 
 }  // namespace
 }  // namespace neuron::runtime
+
+namespace neuron::runtime {
+namespace {
+
+// Weights larger than 1 KiB live in the NEFF's constants/ members and are
+// used in place (fast-loading) or from the decompressed payload: either way
+// the executed values must be the weights' own.
+TEST_F(RuntimeTest, MemberHeldWeightsReachTheExecutionInEveryLayout) {
+  constexpr int kN = 1024;
+  std::string values;
+  std::vector<float> expected;
+  for (int i = 0; i < kN; ++i) {
+    values += (i ? "," : "") + std::to_string(i * 3 - 500);
+    expected.push_back(static_cast<float>(i * 3 - 500) + 0.5f);
+  }
+  const std::string hlo = "HloModule weights\nENTRY main {\n  x = f32[1024] parameter(0)\n"
+                          "  w = f32[1024] constant({" + values + "})\n"
+                          "  ROOT y = f32[1024] add(x, w)\n}\n";
+  for (bool fast : {false, true}) {
+    SCOPED_TRACE(fast ? "fast-loading" : "compressed");
+    testing::TestNeffOptions options;
+    options.fast_loading = fast;
+    absl::StatusOr<std::string> neff = testing::BuildTestNeff(hlo, options);
+    ASSERT_TRUE(neff.ok()) << neff.status();
+    std::unique_ptr<Runtime> rt = Init();
+    ASSERT_NE(rt, nullptr);
+    absl::StatusOr<std::unique_ptr<Model>> model = rt->LoadBytes(*neff, 0);
+    ASSERT_TRUE(model.ok()) << model.status();
+    Bound b = Bind(*rt, **model, {Bytes(std::vector<float>(kN, 0.5f))});
+    absl::StatusOr<ExecuteResult> r = (*model)->Execute(b.in_ptrs, b.out_ptrs);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(Read<float>(*b.out[0]), expected);
+  }
+}
+
+}  // namespace
+}  // namespace neuron::runtime
