@@ -40,9 +40,18 @@ struct Dnnl {
   OmpSetThreadsFn set_threads = nullptr;
 };
 
+// Sanitizer builds stay on OpenBLAS: oneDNN's OpenMP worker threads make
+// LeakSanitizer's stop-the-world tracer crash at exit.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kUseDnnl = false;
+#else
+constexpr bool kUseDnnl = true;
+#endif
+
 const Dnnl& LoadDnnl() {
   static const Dnnl dnnl = [] {
     Dnnl d;
+    if (!kUseDnnl) return d;
     void* h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) return d;
     d.sgemm = reinterpret_cast<DnnlSgemmFn>(dlsym(h, "dnnl_sgemm"));
