@@ -340,6 +340,14 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
   for (bool d : shape.dynamic) if (d) return Unsupported(instr, "dynamic dimension");
 
   auto own = [&]() { return values_[&instr] = NewLeaves(shape, Buf::Role::kOwned, /*shareable=*/true); };
+  // One array operand in, one owned array out (the data-movement kernels):
+  // `kernel(in, out)` runs as the step.
+  auto unary_step = [&](auto kernel) {
+    const Buf* in = Leaves(instr.operand(0))[0];
+    Buf* out = own()[0];
+    plan.steps.push_back({instr.name(), [in, out, kernel](RunCtx&) { kernel(*in, *out); return absl::OkStatus(); }, {out}});
+    return absl::OkStatus();
+  };
   auto alias_same = [&](const hlo::Instruction* src) { values_[&instr] = Leaves(src); };
   // Same bytes, new dims: a bound buffer re-pointed at run time.
   auto alias_reshape = [&](const hlo::Instruction* src) -> absl::Status {
@@ -627,27 +635,12 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       }, outs});
       return absl::OkStatus();
     }
-    case Opcode::kBroadcast: {
-      const Buf* in = Leaves(instr.operand(0))[0];
-      Buf* out = own()[0];
-      std::vector<int64_t> dims = instr.attrs().dimensions;
-      plan.steps.push_back({instr.name(), [in, out, dims](RunCtx&) { Broadcast(*in, dims, *out); return absl::OkStatus(); }, {out}});
-      return absl::OkStatus();
-    }
-    case Opcode::kTranspose: {
-      const Buf* in = Leaves(instr.operand(0))[0];
-      Buf* out = own()[0];
-      std::vector<int64_t> perm = instr.attrs().dimensions;
-      plan.steps.push_back({instr.name(), [in, out, perm](RunCtx&) { Transpose(*in, perm, *out); return absl::OkStatus(); }, {out}});
-      return absl::OkStatus();
-    }
-    case Opcode::kSlice: {
-      const Buf* in = Leaves(instr.operand(0))[0];
-      Buf* out = own()[0];
-      auto sl = instr.attrs().slice;
-      plan.steps.push_back({instr.name(), [in, out, sl](RunCtx&) { Slice(*in, sl, *out); return absl::OkStatus(); }, {out}});
-      return absl::OkStatus();
-    }
+    case Opcode::kBroadcast:
+      return unary_step([dims = instr.attrs().dimensions](const Buf& in, Buf& out) { Broadcast(in, dims, out); });
+    case Opcode::kTranspose:
+      return unary_step([perm = instr.attrs().dimensions](const Buf& in, Buf& out) { Transpose(in, perm, out); });
+    case Opcode::kSlice:
+      return unary_step([sl = instr.attrs().slice](const Buf& in, Buf& out) { Slice(in, sl, out); });
     case Opcode::kDynamicSlice: {
       std::vector<const Buf*> ins = OperandLeaves(instr);
       Buf* out = own()[0];
@@ -683,13 +676,8 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       plan.steps.push_back({instr.name(), [in, v, pad, out](RunCtx&) { Pad(*in, *v, pad, *out); return absl::OkStatus(); }, {out}});
       return absl::OkStatus();
     }
-    case Opcode::kReverse: {
-      const Buf* in = Leaves(instr.operand(0))[0];
-      Buf* out = own()[0];
-      auto dims = instr.attrs().dimensions;
-      plan.steps.push_back({instr.name(), [in, dims, out](RunCtx&) { Reverse(*in, dims, *out); return absl::OkStatus(); }, {out}});
-      return absl::OkStatus();
-    }
+    case Opcode::kReverse:
+      return unary_step([dims = instr.attrs().dimensions](const Buf& in, Buf& out) { Reverse(in, dims, out); });
     case Opcode::kDot: {
       // Without dimension numbers nothing is contracted: an outer product.
       hlo::DotDims dd;
