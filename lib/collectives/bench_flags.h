@@ -1,0 +1,44 @@
+// neuron-allreduce's command line (nccom-test's flags plus --op and --json).
+#ifndef NEURON_LIB_COLLECTIVES_BENCH_FLAGS_H_
+#define NEURON_LIB_COLLECTIVES_BENCH_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lib/collectives/dtype.h"
+
+namespace neuron::collectives {
+
+enum class BenchOp { kAllReduce, kAllGather, kReduceScatter, kSendRecv, kPermute };
+const char* BenchOpName(BenchOp op);  // allr allg redsct sendrecv permute
+
+enum class CheckMode { kNone, kRandom, kAllOnes };
+
+struct BenchFlags {
+  BenchOp op = BenchOp::kAllReduce;
+  int nranks = 0;  // -r; 0: not given
+  int nnodes = 0;  // -N; 0: not given
+  uint64_t min_bytes = 32u << 20, max_bytes = 32u << 20;
+  double factor = 0;   // -f; 0: use step
+  uint64_t step = 0;   // -i; 0: (max-min)/10
+  int iters = 20, warmup = 5;
+  DataType type = DataType::kU8;
+  ReduceOp reduce = ReduceOp::kSum;
+  CheckMode check = CheckMode::kNone;
+  uint64_t seed = 0;
+  std::vector<std::string> stats;  // avg, p50, ... (empty: avg only)
+  std::string json_file;
+  bool json = false;
+  bool show_algorithm = false;
+};
+
+// Returns -1 to go on, else the exit status (help, version, usage error).
+int ParseBenchFlags(int argc, char** argv, BenchFlags* flags);
+
+// The sizes to run, from -b/-e/-f/-i.
+std::vector<uint64_t> BenchSizes(const BenchFlags& flags);
+
+}  // namespace neuron::collectives
+
+#endif  // NEURON_LIB_COLLECTIVES_BENCH_FLAGS_H_

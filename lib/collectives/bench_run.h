@@ -1,0 +1,25 @@
+// One rank's part of a neuron-allreduce run: buffers, inputs, timing,
+// checking, and (rank 0) the table or JSON.
+#ifndef NEURON_LIB_COLLECTIVES_BENCH_RUN_H_
+#define NEURON_LIB_COLLECTIVES_BENCH_RUN_H_
+
+#include "lib/collectives/bench_flags.h"
+#include "lib/collectives/communicator.h"
+
+namespace neuron::collectives {
+
+struct RunEnv {
+  bool execution_barrier = true;  // NEURON_RT_DISABLE_EXECUTION_BARRIER unset
+  bool inject_error = false;      // NEURON_ALLREDUCE_INJECT_ERROR (tests)
+};
+
+// Returns the exit status: 0, or 1 when a check failed or the run did.
+int RunBenchRank(Communicator& comm, const BenchFlags& flags, const RunEnv& env);
+
+// The value rank `rank` contributes at element i (random-access, so any
+// rank can compute every rank's input).
+double BenchInputValue(const BenchFlags& flags, int rank, uint64_t i);
+
+}  // namespace neuron::collectives
+
+#endif  // NEURON_LIB_COLLECTIVES_BENCH_RUN_H_

@@ -1,0 +1,140 @@
+// The communicator's state, shared by its bootstrap (communicator.cc), the
+// shared-memory algorithms (shm_ops.cc) and the TCP ring (ring_ops.cc).
+// Internal to lib/collectives.
+#ifndef NEURON_LIB_COLLECTIVES_COMM_IMPL_H_
+#define NEURON_LIB_COLLECTIVES_COMM_IMPL_H_
+
+#include <netinet/in.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lib/collectives/communicator.h"
+#include "lib/collectives/net.h"
+
+namespace neuron::collectives {
+
+// One cache line per counter so ranks spinning on one do not disturb
+// writers of another.
+struct alignas(64) Counter {
+  std::atomic<uint64_t> value;
+  char pad[64 - sizeof(std::atomic<uint64_t>)];
+};
+
+// A rank's flags in the segment. Values are step numbers + 1, only ever
+// stored (never incremented), so a rank that sits out a step stays behind
+// harmlessly.
+struct RankFlags {
+  Counter posted;   // staging slot of the step is written
+  Counter reduced;  // result slot of the step is written
+  Counter done;     // finished reading the peers' slots of the step
+  Counter barrier;  // barrier epoch reached
+};
+
+inline constexpr size_t kSegmentHeaderBytes = 4096;
+
+struct SegmentHeader {
+  uint64_t magic;
+  uint32_t nlocal;
+  std::atomic<int32_t> lost;  // 1 + the rank declared lost, 0: none
+};
+
+struct Peer {
+  int pid = 0;
+  std::string host;  // host key: ranks with the same key share memory
+  sockaddr_in data_addr{};
+  int local = -1;  // index among this host's ranks, -1 on other hosts
+};
+
+// One operation's view of its group.
+struct GroupView {
+  std::vector<int> members;  // world ranks, in group order
+  int me = 0;                // this rank's index in members
+  bool local = true;         // every member on this host
+};
+
+class Communicator::Impl {
+ public:
+  CommOptions opt;
+  int rank = 0;
+  int world = 1;
+  int nhosts = 1;
+  std::vector<Peer> peers;
+  uint64_t nonce = 0;
+
+  // Bootstrap sockets: to rank 0 (others), from every rank (rank 0).
+  int boot_fd = -1;
+  std::vector<int> boot_fds;
+  int data_listen_fd = -1;
+  std::vector<int> links;  // TCP link per rank when the job spans hosts
+  uint64_t barrier_epoch = 0;
+
+  // Shared memory with this host's ranks.
+  char* shm = nullptr;
+  size_t shm_size = 0;
+  SegmentHeader* header = nullptr;
+  size_t data_offset = 0;  // slots start here, after header and flags
+  size_t chunk = 0;       // bytes per slot
+  uint64_t nbuf = 0;      // slots per rank
+  size_t small_bytes = 0;  // latency-path limit
+  uint64_t step = 0;      // next pipeline step (identical on every rank)
+  std::vector<std::vector<int>> slot_readers;  // per slot: last readers
+  std::vector<uint64_t> known_done;            // per local rank, cached
+  std::vector<char> scratch;                   // ring receive buffer
+
+  net::Deadline deadline;  // of the operation in progress
+
+  ~Impl();
+
+  // communicator.cc
+  absl::Status Bootstrap();
+  absl::Status SetupShm();
+  absl::Status SetupLinks();
+  absl::Status SocketBarrier(bool ok);
+  absl::StatusOr<GroupView> View(const Groups& groups) const;
+  void StartOp() {
+    deadline = net::Clock::now() + std::chrono::seconds(opt.timeout_s);
+  }
+  absl::Status Lost(int peer, const std::string& why);
+
+  // shm_ops.cc. Pipeline steps an operation takes: the same on every rank
+  // whatever path its group takes, so the step numbers stay in agreement.
+  uint64_t AllReduceSteps(size_t count, size_t es, size_t g) const;
+  uint64_t ReduceScatterSteps(size_t count, size_t es, size_t g) const;
+  uint64_t CopySteps(size_t bytes, size_t g) const;
+  RankFlags* Flags(int rank) const;
+  char* Staging(int rank, uint64_t s) const;
+  char* Result(int rank, uint64_t s) const;
+  absl::Status WaitFlag(Counter RankFlags::*which, const std::vector<int>& ranks,
+                        int skip, uint64_t target);
+  absl::Status BeginWrite(uint64_t s, const std::vector<int>& readers);
+  absl::Status ShmAllReduce(const GroupView& g, const char* in, char* out,
+                            size_t count, DataType type, ReduceOp op);
+  absl::Status ShmReduceScatter(const GroupView& g, const char* in, char* out,
+                                size_t count, DataType type, ReduceOp op);
+  absl::Status ShmAllGather(const GroupView& g, const char* in, char* out,
+                            size_t bytes);
+  absl::Status ShmBroadcast(const GroupView& g, const char* in, char* out,
+                            size_t bytes, int root);
+  absl::Status ShmSendRecv(const char* in, int to, char* out, int from,
+                           size_t bytes);
+  absl::Status ShmBarrier();
+
+  // ring_ops.cc
+  absl::Status Duplex(int to, const void* sbuf, size_t sbytes, int from,
+                      void* rbuf, size_t rbytes);
+  absl::Status RingAllReduce(const GroupView& g, const char* in, char* out,
+                             size_t count, DataType type, ReduceOp op);
+  absl::Status RingReduceScatter(const GroupView& g, const char* in, char* out,
+                                 size_t count, DataType type, ReduceOp op);
+  absl::Status RingAllGather(const GroupView& g, const char* in, char* out,
+                             size_t bytes);
+  absl::Status RingBroadcast(const GroupView& g, const char* in, char* out,
+                             size_t bytes, int root);
+};
+
+}  // namespace neuron::collectives
+
+#endif  // NEURON_LIB_COLLECTIVES_COMM_IMPL_H_

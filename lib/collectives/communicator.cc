@@ -1,0 +1,578 @@
+// Bootstrap, set-up and dispatch of the communicator. The algorithms are in
+// shm_ops.cc (one host) and ring_ops.cc (across hosts).
+#include "lib/collectives/communicator.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/collectives/comm_impl.h"
+
+namespace neuron::collectives {
+namespace {
+
+constexpr uint32_t kHelloMagic = 0x4e43434du;  // "NCCM"
+constexpr uint64_t kSegmentMagic = 0x4e43435345474d31ull;
+
+struct Hello {
+  uint32_t magic;
+  uint32_t rank;
+  uint32_t world;
+  uint32_t pid;
+  uint32_t data_ip;    // network order
+  uint32_t data_port;  // host order
+  char host[64];
+};
+
+std::string HostName() {
+  char buf[256] = {};
+  gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+}  // namespace
+
+absl::Status NrtError(NRT_STATUS code, const std::string& message) {
+  const std::string text = absl::StrCat(nrt_get_status_name(code), ": ", message);
+  switch (code) {
+    case NRT_TIMEOUT: return absl::DeadlineExceededError(text);
+    case NRT_INVALID: return absl::InvalidArgumentError(text);
+    case NRT_RESOURCE: return absl::ResourceExhaustedError(text);
+    default: return absl::InternalError(text);
+  }
+}
+
+NRT_STATUS NrtStatusOf(const absl::Status& status) {
+  if (status.ok()) return NRT_SUCCESS;
+  const std::string msg(status.message());
+  const size_t colon = msg.find(':');
+  NRT_STATUS code;
+  if (colon != std::string::npos &&
+      nrt_parse_status(msg.substr(0, colon).c_str(), &code) == 0) {
+    return code;
+  }
+  return NRT_FAILURE;
+}
+
+std::string ValidateGroups(const Groups& groups, int world) {
+  if (groups.empty()) return "";
+  std::vector<int> seen(static_cast<size_t>(world), -1);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].empty()) return absl::StrCat("replica group ", g, " is empty");
+    if (groups[g].size() != groups[0].size()) {
+      return absl::StrCat("replica group ", g, " has ", groups[g].size(),
+                          " members, group 0 has ", groups[0].size(),
+                          " (groups must be the same size)");
+    }
+    for (int r : groups[g]) {
+      if (r < 0 || r >= world) {
+        return absl::StrCat("replica group ", g, " names rank ", r,
+                            ", outside 0..", world - 1);
+      }
+      if (seen[static_cast<size_t>(r)] >= 0) {
+        return absl::StrCat("rank ", r, " is in replica group ",
+                            seen[static_cast<size_t>(r)], " and group ", g);
+      }
+      seen[static_cast<size_t>(r)] = static_cast<int>(g);
+    }
+  }
+  for (int r = 0; r < world; ++r) {
+    if (seen[static_cast<size_t>(r)] < 0) {
+      return absl::StrCat("rank ", r, " is in no replica group");
+    }
+  }
+  return "";
+}
+
+Communicator::Impl::~Impl() {
+  if (shm != nullptr) munmap(shm, shm_size);
+  if (boot_fd >= 0) close(boot_fd);
+  for (int fd : boot_fds) if (fd >= 0) close(fd);
+  for (int fd : links) if (fd >= 0) close(fd);
+  if (data_listen_fd >= 0) close(data_listen_fd);
+  if (opt.listen_fd >= 0 && rank == 0) close(opt.listen_fd);
+}
+
+absl::Status Communicator::Impl::Lost(int peer, const std::string& why) {
+  if (header != nullptr) {
+    int32_t expected = 0;
+    header->lost.compare_exchange_strong(expected, peer + 1);
+    const int32_t first = header->lost.load();
+    if (first != peer + 1) {
+      return NrtError(NRT_TIMEOUT,
+                      absl::StrCat("rank ", first - 1, " lost (seen by rank ",
+                                   rank, ")"));
+    }
+  }
+  return NrtError(NRT_TIMEOUT, absl::StrCat("rank ", peer, " lost: ", why));
+}
+
+absl::Status Communicator::Impl::Bootstrap() {
+  StartOp();
+  Hello mine{};
+  mine.magic = kHelloMagic;
+  mine.rank = static_cast<uint32_t>(rank);
+  mine.world = static_cast<uint32_t>(world);
+  mine.pid = static_cast<uint32_t>(getpid());
+  const std::string host = opt.host_addr.empty() ? HostName() : opt.host_addr;
+  std::snprintf(mine.host, sizeof(mine.host), "%s", host.c_str());
+
+  auto root = net::ParseHostPort(opt.root_comm_id);
+  if (!root.ok() && !(rank == 0 && opt.listen_fd >= 0)) {
+    return NrtError(NRT_INVALID,
+                    absl::StrCat("NEURON_RT_ROOT_COMM_ID: ", root.status().message()));
+  }
+  sockaddr_in self{};
+  self.sin_family = AF_INET;
+  if (!opt.host_addr.empty()) {
+    auto a = net::ParseHost(opt.host_addr);
+    if (!a.ok()) {
+      return NrtError(NRT_INVALID, absl::StrCat("NEURON_HOST_ADDR: ", a.status().message()));
+    }
+    self = *a;
+  }
+  // The TCP listener other hosts' ranks connect to.
+  auto lfd = net::Listen(self);
+  if (!lfd.ok()) return NrtError(NRT_RESOURCE, std::string(lfd.status().message()));
+  data_listen_fd = *lfd;
+  mine.data_port = ntohs(net::LocalAddr(data_listen_fd).sin_port);
+
+  std::vector<Hello> table(static_cast<size_t>(world));
+  if (rank == 0) {
+    int listen_fd = opt.listen_fd;
+    if (listen_fd < 0) {
+      auto l = net::Listen(*root);
+      if (!l.ok()) {
+        return NrtError(NRT_INVALID, absl::StrCat("NEURON_RT_ROOT_COMM_ID=",
+                                                  opt.root_comm_id, ": ",
+                                                  l.status().message()));
+      }
+      listen_fd = *l;
+      opt.listen_fd = listen_fd;
+    }
+    mine.data_ip = opt.host_addr.empty()
+                       ? (root.ok() ? root->sin_addr.s_addr
+                                    : net::LocalAddr(listen_fd).sin_addr.s_addr)
+                       : self.sin_addr.s_addr;
+    table[0] = mine;
+    boot_fds.assign(static_cast<size_t>(world), -1);
+    std::vector<bool> joined(static_cast<size_t>(world), false);
+    joined[0] = true;
+    for (int n = 1; n < world; ++n) {
+      auto fd = net::Accept(listen_fd, deadline);
+      Hello h{};
+      absl::Status st = fd.ok() ? net::RecvAll(*fd, &h, sizeof(h), deadline)
+                                : fd.status();
+      if (!st.ok()) {
+        std::vector<int> missing;
+        for (int r = 0; r < world; ++r) if (!joined[r]) missing.push_back(r);
+        if (fd.ok()) close(*fd);
+        return NrtError(NRT_TIMEOUT,
+                        absl::StrCat("rank(s) ", absl::StrJoin(missing, ","),
+                                     " did not join within ", opt.timeout_s,
+                                     " s (NEURON_RT_EXEC_TIMEOUT) at ",
+                                     opt.root_comm_id));
+      }
+      std::string bad;
+      if (h.magic != kHelloMagic) bad = "a connection that is not a rank of this job";
+      else if (h.world != static_cast<uint32_t>(world))
+        bad = absl::StrCat("rank ", h.rank, " says the world has ", h.world,
+                           " ranks, rank 0 says ", world);
+      else if (h.rank == 0 || h.rank >= static_cast<uint32_t>(world))
+        bad = absl::StrCat("a rank numbered ", h.rank, " joined a world of ", world);
+      else if (joined[h.rank])
+        bad = absl::StrCat("rank ", h.rank, " joined twice");
+      if (!bad.empty()) {
+        close(*fd);
+        return NrtError(NRT_INVALID, bad);
+      }
+      joined[h.rank] = true;
+      table[h.rank] = h;
+      boot_fds[h.rank] = *fd;
+    }
+    std::random_device rd;
+    nonce = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(getpid());
+    for (int r = 1; r < world; ++r) {
+      absl::Status st = net::SendAll(boot_fds[r], &nonce, sizeof(nonce), deadline);
+      if (st.ok()) st = net::SendAll(boot_fds[r], table.data(), sizeof(Hello) * table.size(), deadline);
+      if (!st.ok()) return Lost(r, "closed its bootstrap connection");
+    }
+  } else {
+    const sockaddr_in* bind_addr = opt.host_addr.empty() ? nullptr : &self;
+    auto fd = net::Connect(*root, deadline, bind_addr);
+    if (!fd.ok()) {
+      return NrtError(NRT_TIMEOUT,
+                      absl::StrCat("cannot reach rank 0 at NEURON_RT_ROOT_COMM_ID=",
+                                   opt.root_comm_id, ": ", fd.status().message()));
+    }
+    boot_fd = *fd;
+    mine.data_ip = opt.host_addr.empty() ? net::LocalAddr(boot_fd).sin_addr.s_addr
+                                         : self.sin_addr.s_addr;
+    absl::Status st = net::SendAll(boot_fd, &mine, sizeof(mine), deadline);
+    if (st.ok()) st = net::RecvAll(boot_fd, &nonce, sizeof(nonce), deadline);
+    if (st.ok()) st = net::RecvAll(boot_fd, table.data(), sizeof(Hello) * table.size(), deadline);
+    if (!st.ok()) {
+      return NrtError(absl::IsDeadlineExceeded(st) ? NRT_TIMEOUT : NRT_INVALID,
+                      absl::StrCat("rank 0 at ", opt.root_comm_id,
+                                   " did not complete the bootstrap (",
+                                   st.message(), "; is every rank started with the same world size?)"));
+    }
+  }
+
+  peers.resize(static_cast<size_t>(world));
+  std::set<std::string> hosts;
+  int nlocal = 0;
+  for (int r = 0; r < world; ++r) {
+    Peer& p = peers[r];
+    p.pid = static_cast<int>(table[r].pid);
+    p.host.assign(table[r].host, strnlen(table[r].host, sizeof(table[r].host)));
+    p.data_addr.sin_family = AF_INET;
+    p.data_addr.sin_addr.s_addr = table[r].data_ip;
+    p.data_addr.sin_port = htons(static_cast<uint16_t>(table[r].data_port));
+    hosts.insert(p.host);
+    if (p.host == host) p.local = nlocal++;
+  }
+  nhosts = static_cast<int>(hosts.size());
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::SocketBarrier(bool ok) {
+  if (world == 1) return ok ? absl::OkStatus() : NrtError(NRT_FAILURE, "set-up failed");
+  // Message: int32 status (-1 ok, else the failing/lost rank).
+  int32_t mine = ok ? -1 : rank;
+  if (rank == 0) {
+    int32_t verdict = mine;
+    for (int r = 1; r < world; ++r) {
+      int32_t got = -1;
+      absl::Status st = net::RecvAll(boot_fds[r], &got, sizeof(got), deadline);
+      if (!st.ok()) got = r;
+      if (verdict < 0 && got >= 0) verdict = got;
+      if (!st.ok()) break;
+    }
+    for (int r = 1; r < world; ++r) {
+      (void)net::SendAll(boot_fds[r], &verdict, sizeof(verdict), deadline);
+    }
+    if (verdict >= 0) return Lost(verdict, "did not reach the barrier");
+    return absl::OkStatus();
+  }
+  absl::Status st = net::SendAll(boot_fd, &mine, sizeof(mine), deadline);
+  int32_t verdict = -1;
+  if (st.ok()) st = net::RecvAll(boot_fd, &verdict, sizeof(verdict), deadline);
+  if (!st.ok()) return Lost(0, "its bootstrap connection closed");
+  if (verdict >= 0) return Lost(verdict, "did not reach the barrier");
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::SetupShm() {
+  const int me_local = peers[rank].local;
+  int nlocal = 0, leader = -1;
+  for (int r = 0; r < world; ++r) {
+    if (peers[r].local >= 0) {
+      if (leader < 0) leader = r;
+      ++nlocal;
+    }
+  }
+  chunk = std::max<size_t>(4096, opt.chunk_bytes) & ~size_t{63};
+  nbuf = std::max<uint64_t>(2, opt.channel_buffers);
+  small_bytes = opt.small_bytes ? opt.small_bytes : 64 * 1024;
+  small_bytes = std::min(small_bytes, chunk);
+  slot_readers.assign(nbuf, {});
+  known_done.assign(static_cast<size_t>(nlocal), 0);
+  if (!opt.cpu_affinity.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(opt.cpu_affinity[static_cast<size_t>(me_local) % opt.cpu_affinity.size()], &set);
+    sched_setaffinity(0, sizeof(set), &set);
+  }
+  if (nlocal <= 1) return SocketBarrier(true);
+
+  const size_t flags_bytes = (sizeof(RankFlags) * nlocal + 4095) & ~size_t{4095};
+  data_offset = kSegmentHeaderBytes + flags_bytes;
+  shm_size = data_offset + nlocal * 2 * nbuf * chunk;
+  char name[64];
+  std::snprintf(name, sizeof(name), "/neuron-cc-%016llx-%d",
+                static_cast<unsigned long long>(nonce), leader);
+  std::string error;
+  if (rank == leader) {
+    const int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(shm_size)) != 0) {
+      error = absl::StrCat("cannot create shared memory ", name, " (",
+                           shm_size >> 20, " MiB): ", std::strerror(errno));
+    }
+    if (fd >= 0) close(fd);
+  }
+  absl::Status st = SocketBarrier(error.empty());
+  if (!st.ok()) {
+    if (rank == leader) shm_unlink(name);
+    return error.empty() ? st : NrtError(NRT_RESOURCE, error);
+  }
+  const int fd = shm_open(name, O_RDWR, 0600);
+  if (fd >= 0) {
+    // Populated now so no operation pays for first touch.
+    void* p = mmap(nullptr, shm_size, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_POPULATE, fd, 0);
+    close(fd);
+    if (p != MAP_FAILED) shm = static_cast<char*>(p);
+  }
+  if (shm == nullptr) {
+    error = absl::StrCat("cannot map shared memory ", name, ": ", std::strerror(errno));
+  }
+  st = SocketBarrier(error.empty());
+  if (rank == leader) shm_unlink(name);  // nothing is left behind
+  if (!error.empty()) return NrtError(NRT_RESOURCE, error);
+  if (!st.ok()) return st;
+  header = reinterpret_cast<SegmentHeader*>(shm);
+  if (rank == leader) {
+    header->magic = kSegmentMagic;
+    header->nlocal = static_cast<uint32_t>(nlocal);
+  }
+  return SocketBarrier(true);
+}
+
+absl::Status Communicator::Impl::SetupLinks() {
+  links.assign(static_cast<size_t>(world), -1);
+  if (nhosts <= 1) return absl::OkStatus();
+  // Every pair gets a link: the higher rank connects to the lower one.
+  for (int r = 0; r < rank; ++r) {
+    auto fd = net::Connect(peers[r].data_addr, deadline, nullptr);
+    if (!fd.ok()) return Lost(r, std::string(fd.status().message()));
+    int32_t me = rank;
+    absl::Status st = net::SendAll(*fd, &me, sizeof(me), deadline);
+    if (!st.ok()) return Lost(r, "closed its data connection");
+    links[r] = *fd;
+  }
+  for (int n = rank + 1; n < world; ++n) {
+    auto fd = net::Accept(data_listen_fd, deadline);
+    int32_t who = -1;
+    absl::Status st = fd.ok() ? net::RecvAll(*fd, &who, sizeof(who), deadline)
+                              : fd.status();
+    if (!st.ok() || who <= rank || who >= world || links[who] >= 0) {
+      if (fd.ok()) close(*fd);
+      return NrtError(NRT_TIMEOUT, "not every rank connected its data link");
+    }
+    links[who] = *fd;
+    const int big = 4 << 20;
+    setsockopt(*fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    setsockopt(*fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+  }
+  return SocketBarrier(true);
+}
+
+absl::StatusOr<GroupView> Communicator::Impl::View(const Groups& groups) const {
+  GroupView v;
+  if (opt.validate_groups) {
+    const std::string why = ValidateGroups(groups, world);
+    if (!why.empty()) {
+      return NrtError(NRT_INVALID,
+                      absl::StrCat("malformed replica groups: ", why,
+                                   " (NEURON_RT_ENABLE_RG_VALIDATION)"));
+    }
+  }
+  if (groups.empty()) {
+    for (int r = 0; r < world; ++r) v.members.push_back(r);
+    v.me = rank;
+  } else {
+    int found = 0;
+    for (const Group& g : groups) {
+      for (size_t i = 0; i < g.size(); ++i) {
+        if (g[i] < 0 || g[i] >= world) {
+          return NrtError(NRT_INVALID,
+                          absl::StrCat("replica group names rank ", g[i],
+                                       ", outside 0..", world - 1));
+        }
+        if (g[i] == rank) {
+          ++found;
+          v.members = g;
+          v.me = static_cast<int>(i);
+        }
+      }
+    }
+    if (found != 1) {
+      return NrtError(NRT_INVALID,
+                      absl::StrCat("rank ", rank, " is in ", found,
+                                   " replica groups, must be in exactly one"));
+    }
+    std::set<int> unique(v.members.begin(), v.members.end());
+    if (unique.size() != v.members.size()) {
+      return NrtError(NRT_INVALID, "a replica group names a rank twice");
+    }
+  }
+  v.local = true;
+  for (int r : v.members) {
+    if (peers[r].local < 0) v.local = false;
+  }
+  if (header == nullptr && v.members.size() > 1) v.local = false;
+  return v;
+}
+
+// ---- public API ----
+
+Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Communicator::~Communicator() = default;
+
+absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
+    const CommOptions& options) {
+  if (options.world < 1 || options.rank < 0 || options.rank >= options.world) {
+    return NrtError(NRT_INVALID, absl::StrCat("rank ", options.rank,
+                                              " is outside a world of ",
+                                              options.world));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->opt = options;
+  impl->opt.timeout_s = std::max<uint64_t>(1, options.timeout_s);
+  impl->rank = options.rank;
+  impl->world = options.world;
+  if (options.world > 1) {
+    if (options.root_comm_id.empty() && !(options.rank == 0 && options.listen_fd >= 0)) {
+      return NrtError(NRT_INVALID,
+                      "NEURON_RT_ROOT_COMM_ID is not set: a job of several ranks "
+                      "needs the host:port where rank 0 listens (for example "
+                      "NEURON_RT_ROOT_COMM_ID=127.0.0.1:45654 on one host)");
+    }
+    absl::Status st = impl->Bootstrap();
+    if (st.ok()) st = impl->SetupShm();
+    if (st.ok()) st = impl->SetupLinks();
+    if (!st.ok()) return st;
+  } else {
+    impl->peers.resize(1);
+    impl->peers[0].local = 0;
+    impl->peers[0].pid = getpid();
+    absl::Status st = impl->SetupShm();
+    if (!st.ok()) return st;
+    impl->links.assign(1, -1);
+  }
+  return std::unique_ptr<Communicator>(new Communicator(std::move(impl)));
+}
+
+int Communicator::rank() const { return impl_->rank; }
+int Communicator::world() const { return impl_->world; }
+int Communicator::hosts() const { return impl_->nhosts; }
+
+absl::Status Communicator::AllReduce(const void* in, void* out, size_t count,
+                                     DataType type, ReduceOp op,
+                                     const Groups& groups) {
+  auto v = impl_->View(groups);
+  if (!v.ok()) return v.status();
+  impl_->StartOp();
+  const char* i = static_cast<const char*>(in);
+  char* o = static_cast<char*>(out);
+  return v->local ? impl_->ShmAllReduce(*v, i, o, count, type, op)
+                  : impl_->RingAllReduce(*v, i, o, count, type, op);
+}
+
+absl::Status Communicator::AllGather(const void* in, void* out, size_t count,
+                                     DataType type, const Groups& groups) {
+  auto v = impl_->View(groups);
+  if (!v.ok()) return v.status();
+  impl_->StartOp();
+  const size_t bytes = count * DataTypeSize(type);
+  const char* i = static_cast<const char*>(in);
+  char* o = static_cast<char*>(out);
+  return v->local ? impl_->ShmAllGather(*v, i, o, bytes)
+                  : impl_->RingAllGather(*v, i, o, bytes);
+}
+
+absl::Status Communicator::ReduceScatter(const void* in, void* out, size_t count,
+                                         DataType type, ReduceOp op,
+                                         const Groups& groups) {
+  auto v = impl_->View(groups);
+  if (!v.ok()) return v.status();
+  impl_->StartOp();
+  const char* i = static_cast<const char*>(in);
+  char* o = static_cast<char*>(out);
+  return v->local ? impl_->ShmReduceScatter(*v, i, o, count, type, op)
+                  : impl_->RingReduceScatter(*v, i, o, count, type, op);
+}
+
+absl::Status Communicator::Broadcast(const void* in, void* out, size_t count,
+                                     DataType type, int root,
+                                     const Groups& groups) {
+  auto v = impl_->View(groups);
+  if (!v.ok()) return v.status();
+  if (root < 0 || root >= static_cast<int>(v->members.size())) {
+    return NrtError(NRT_INVALID, absl::StrCat("broadcast root ", root,
+                                              " is outside the group of ",
+                                              v->members.size()));
+  }
+  impl_->StartOp();
+  const size_t bytes = count * DataTypeSize(type);
+  const char* i = static_cast<const char*>(in);
+  char* o = static_cast<char*>(out);
+  return v->local ? impl_->ShmBroadcast(*v, i, o, bytes, root)
+                  : impl_->RingBroadcast(*v, i, o, bytes, root);
+}
+
+absl::Status Communicator::Permute(const void* in, void* out, size_t bytes,
+                                   const std::vector<std::pair<int, int>>& pairs) {
+  int to = -1, from = -1;
+  std::vector<int> sources(impl_->world, 0), targets(impl_->world, 0);
+  for (const auto& [s, t] : pairs) {
+    if (s < 0 || s >= impl_->world || t < 0 || t >= impl_->world) {
+      return NrtError(NRT_INVALID, absl::StrCat("permute pair (", s, ",", t,
+                                                ") names a rank outside 0..",
+                                                impl_->world - 1));
+    }
+    if (++sources[s] > 1 || ++targets[t] > 1) {
+      return NrtError(NRT_INVALID, absl::StrCat("permute pair (", s, ",", t,
+                                                ") repeats a source or target"));
+    }
+    if (s == impl_->rank) to = t;
+    if (t == impl_->rank) from = s;
+  }
+  return SendRecv(in, to, out, from, bytes);
+}
+
+absl::Status Communicator::SendRecv(const void* in, int to, void* out, int from,
+                                    size_t bytes) {
+  Impl& m = *impl_;
+  if (to >= m.world || from >= m.world) {
+    return NrtError(NRT_INVALID, "send/recv peer outside the world");
+  }
+  m.StartOp();
+  const char* i = static_cast<const char*>(in);
+  char* o = static_cast<char*>(out);
+  if ((to == m.rank) != (from == m.rank)) {
+    return NrtError(NRT_INVALID, "a rank that sends to itself must also receive from itself");
+  }
+  if (to == m.rank) {
+    if (o != i && bytes) std::memmove(o, i, bytes);
+    return m.ShmSendRecv(i, -1, o, -2, bytes);
+  }
+  const bool local = m.header != nullptr && (to < 0 || m.peers[to].local >= 0) &&
+                     (from < 0 || m.peers[from].local >= 0);
+  if (local || m.world == 1) return m.ShmSendRecv(i, to, o, from, bytes);
+  m.step += m.CopySteps(bytes, 2);  // keeps the pipeline steps identical on every rank
+  if (from < 0 && bytes) std::memset(o, 0, bytes);
+  return m.Duplex(to, i, to >= 0 ? bytes : 0, from, o, from >= 0 ? bytes : 0);
+}
+
+absl::Status Communicator::Barrier() {
+  impl_->StartOp();
+  if (impl_->opt.hw_barrier && impl_->header != nullptr && impl_->nhosts == 1) {
+    return impl_->ShmBarrier();
+  }
+  return impl_->SocketBarrier(true);
+}
+
+std::string Communicator::AlgorithmFor(const char* op, size_t bytes,
+                                       const Groups& groups) const {
+  auto v = impl_->View(groups);
+  if (!v.ok()) return "invalid";
+  if (v->members.size() == 1) return "local";
+  if (!v->local) return "ring";
+  const std::string_view o(op);
+  if (o == "allr" && bytes > impl_->small_bytes) return "pipelined";
+  if (o == "redsct" || o == "allr") return o == "allr" ? "direct" : "pipelined";
+  return bytes > impl_->chunk ? "pipelined" : "direct";
+}
+
+}  // namespace neuron::collectives

@@ -1,0 +1,115 @@
+// A communicator over ranks in one or several processes and hosts: the
+// collectives engine behind neuron-allreduce and the executor's HLO
+// collectives.
+//
+// Every operation is collective over the whole communicator: every rank
+// calls it, in the same order, with the same sizes and groups (as HLO's
+// replica groups, which partition the ranks). Groups then run independently.
+// Ranks of one host exchange data through one shared-memory segment set up
+// at Create() and reused; a group spanning hosts uses a TCP ring.
+//
+// Failures carry the NRT status name first in the message, e.g.
+// "NRT_TIMEOUT: rank 2 lost ..."; NrtStatusOf() recovers the code.
+#ifndef NEURON_LIB_COLLECTIVES_COMMUNICATOR_H_
+#define NEURON_LIB_COLLECTIVES_COMMUNICATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/collectives/dtype.h"
+#include "neuron/nrt_status.h"
+
+namespace neuron::collectives {
+
+using Group = std::vector<int>;
+using Groups = std::vector<Group>;  // empty: all ranks in one group
+
+struct CommOptions {
+  int rank = 0;
+  int world = 1;
+  std::string root_comm_id;  // host:port of rank 0 (NEURON_RT_ROOT_COMM_ID)
+  int listen_fd = -1;        // rank 0 only: an already listening socket
+  // The address this rank is reached at and known by (NEURON_HOST_ADDR);
+  // ranks with different addresses count as different hosts. Empty: the
+  // host name.
+  std::string host_addr;
+  uint64_t timeout_s = 30;              // NEURON_RT_EXEC_TIMEOUT
+  uint64_t chunk_bytes = 2u << 20;      // NEURON_RT_CC_CHUNK_SIZE
+  uint64_t channel_buffers = 8;         // NEURON_RT_CC_CHANNEL_BUFFER_N
+  bool validate_groups = false;         // NEURON_RT_ENABLE_RG_VALIDATION
+  bool hw_barrier = false;              // NEURON_RT_ENABLE_HW_EXECUTION_BARRIER
+  bool one_thread_per_core = false;     // NEURON_RT_ONE_THREAD_PER_CORE
+  std::vector<int> cpu_affinity;        // NEURON_RT_LOW_LATENCY_TASKS_CPU_AFFINITY
+  uint64_t small_bytes = 0;             // latency-path limit (0: default)
+};
+
+// The NRT status a failed operation carries (NRT_SUCCESS for ok).
+NRT_STATUS NrtStatusOf(const absl::Status& status);
+// absl::Status whose message starts with the NRT status name.
+absl::Status NrtError(NRT_STATUS code, const std::string& message);
+
+// Checks groups against the world: every rank in exactly one group, no
+// empty or unequal groups, ranks in range. "" when well formed.
+std::string ValidateGroups(const Groups& groups, int world);
+
+class Communicator {
+ public:
+  // Joins the job: bootstrap through rank 0, shared memory with the ranks
+  // of this host, TCP connections when the job spans hosts.
+  static absl::StatusOr<std::unique_ptr<Communicator>> Create(
+      const CommOptions& options);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const;
+  int world() const;
+  int hosts() const;  // distinct hosts in the job
+
+  // out = in0 OP in1 OP ... over the group (in may equal out).
+  absl::Status AllReduce(const void* in, void* out, size_t count,
+                         DataType type, ReduceOp op, const Groups& groups = {});
+  // out = concatenation of every member's `count` elements, in group order.
+  absl::Status AllGather(const void* in, void* out, size_t count,
+                         DataType type, const Groups& groups = {});
+  // in holds group-size blocks of `count` elements; out = this member's
+  // block reduced over the group.
+  absl::Status ReduceScatter(const void* in, void* out, size_t count,
+                             DataType type, ReduceOp op,
+                             const Groups& groups = {});
+  // out = the root member's in (root: index within the group).
+  absl::Status Broadcast(const void* in, void* out, size_t count,
+                         DataType type, int root, const Groups& groups = {});
+  // Each (source, target) pair sends source's in to target's out; a rank
+  // that is no pair's target gets zeros. Every rank passes the same pairs.
+  absl::Status Permute(const void* in, void* out, size_t bytes,
+                       const std::vector<std::pair<int, int>>& pairs);
+  // This rank's side of a permutation: send to `to`, receive from `from`
+  // (-1: none). Every rank calls it at the same time.
+  absl::Status SendRecv(const void* in, int to, void* out, int from,
+                        size_t bytes);
+  // Waits for every rank.
+  absl::Status Barrier();
+
+  // The algorithm an operation of `bytes` per rank takes here:
+  // "direct" (shared-memory latency path), "pipelined" (shared-memory
+  // chunked reduce-scatter/all-gather), "ring" (TCP).
+  std::string AlgorithmFor(const char* op, size_t bytes,
+                           const Groups& groups = {}) const;
+
+  class Impl;
+
+ private:
+  explicit Communicator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace neuron::collectives
+
+#endif  // NEURON_LIB_COLLECTIVES_COMMUNICATOR_H_

@@ -1,0 +1,359 @@
+// The shared-memory algorithms for groups on one host. Each rank owns
+// `nbuf` staging and result slots of `chunk` bytes in the segment; a step
+// writes a slot, publishes a flag, and reads the peers' slots of the same
+// step. Slots are reused round-robin, so a rank may run up to nbuf steps
+// ahead of its slowest reader (the pipeline).
+//
+//  direct:    (small all-reduce) every rank publishes its whole input and
+//             reduces all of them itself: one flag round, the latency path.
+//  pipelined: (large all-reduce, reduce-scatter) per chunk, every rank
+//             reduces its own slice from the peers' staging slots, then
+//             copies the peers' reduced slices: reduce-scatter + all-gather.
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "absl/strings/str_cat.h"
+#include "lib/collectives/comm_impl.h"
+
+namespace neuron::collectives {
+namespace {
+
+constexpr int kSpins = 4000;  // about 50 us of pause before yielding
+
+inline void Relax() {
+#if defined(__x86_64__)
+  _mm_pause();
+#endif
+}
+
+// A process that exited (or is a zombie awaiting its parent) is gone.
+bool Alive(int pid) {
+  if (pid <= 0) return true;
+  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return true;  // no /proc: trust kill()
+  char buf[512] = {};
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  const char* paren = std::strrchr(buf, ')');
+  if (n == 0 || paren == nullptr || paren[1] == 0) return true;
+  return paren[2] != 'Z' && paren[2] != 'X';
+}
+
+inline size_t Ceil(size_t a, size_t b) { return (a + b - 1) / b; }
+
+#define RETURN_IF_ERROR(expr)           \
+  do {                                  \
+    absl::Status _st = (expr);          \
+    if (!_st.ok()) return _st;          \
+  } while (0)
+
+}  // namespace
+
+RankFlags* Communicator::Impl::Flags(int r) const {
+  return reinterpret_cast<RankFlags*>(shm + kSegmentHeaderBytes) + peers[r].local;
+}
+
+char* Communicator::Impl::Staging(int r, uint64_t s) const {
+  return shm + data_offset + static_cast<size_t>(peers[r].local) * 2 * nbuf * chunk +
+         (s % nbuf) * chunk;
+}
+
+char* Communicator::Impl::Result(int r, uint64_t s) const {
+  return Staging(r, s) + nbuf * chunk;
+}
+
+absl::Status Communicator::Impl::WaitFlag(Counter RankFlags::*which,
+                                          const std::vector<int>& ranks,
+                                          int skip, uint64_t target) {
+  for (int r : ranks) {
+    if (r == skip) continue;
+    const std::atomic<uint64_t>& v = (Flags(r)->*which).value;
+    if (v.load(std::memory_order_acquire) >= target) continue;
+    bool ready = false;
+    for (int i = 0; i < kSpins && !ready; ++i) {
+      Relax();
+      ready = v.load(std::memory_order_acquire) >= target;
+    }
+    auto next_check = net::Clock::now();
+    for (uint64_t n = 1; !ready; ++n) {
+      if (opt.one_thread_per_core) {
+        Relax();
+      } else {
+        sched_yield();
+      }
+      ready = v.load(std::memory_order_acquire) >= target;
+      if (ready || (n & 15) != 0) continue;
+      if (header->lost.load(std::memory_order_relaxed) != 0) {
+        return Lost(header->lost.load() - 1, "");
+      }
+      const auto now = net::Clock::now();
+      if (now >= deadline) {
+        return Lost(r, absl::StrCat("no progress within ", opt.timeout_s,
+                                    " s (NEURON_RT_EXEC_TIMEOUT)"));
+      }
+      if (now >= next_check) {
+        if (!Alive(peers[r].pid)) {
+          return Lost(r, absl::StrCat("process ", peers[r].pid, " exited"));
+        }
+        next_check = now + std::chrono::milliseconds(2);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::BeginWrite(uint64_t s,
+                                            const std::vector<int>& readers) {
+  std::vector<int>& last = slot_readers[s % nbuf];
+  if (s + 1 > nbuf) {
+    const uint64_t need = s + 1 - nbuf;  // readers finished step s - nbuf
+    for (int r : last) {
+      if (r == rank) continue;
+      uint64_t& known = known_done[peers[r].local];
+      if (known >= need) continue;
+      known = Flags(r)->done.value.load(std::memory_order_acquire);
+      if (known >= need) continue;
+      const std::vector<int> one{r};
+      RETURN_IF_ERROR(WaitFlag(&RankFlags::done, one, rank, need));
+      known = need;
+    }
+  }
+  last.assign(readers.begin(), readers.end());
+  return absl::OkStatus();
+}
+
+// Elements per member per pipeline step: the chunk split among the group,
+// kept to whole cache lines.
+static size_t SubChunk(size_t chunk, size_t g, size_t es) {
+  size_t c = std::max<size_t>(1, chunk / (g * es));
+  const size_t line = 64 / es;
+  if (c >= line) c -= c % line;
+  return c;
+}
+
+uint64_t Communicator::Impl::AllReduceSteps(size_t count, size_t es,
+                                            size_t g) const {
+  if (g <= 1 || count == 0) return 0;
+  if (count * es <= small_bytes) return 1;
+  return Ceil(Ceil(count, g), SubChunk(chunk, g, es));
+}
+
+uint64_t Communicator::Impl::ReduceScatterSteps(size_t count, size_t es,
+                                                size_t g) const {
+  if (g <= 1 || count == 0) return 0;
+  return Ceil(count, SubChunk(chunk, g, es));
+}
+
+uint64_t Communicator::Impl::CopySteps(size_t bytes, size_t g) const {
+  if (g <= 1 || bytes == 0) return 0;
+  return Ceil(bytes, chunk);
+}
+
+absl::Status Communicator::Impl::ShmAllReduce(const GroupView& v, const char* in,
+                                              char* out, size_t count,
+                                              DataType type, ReduceOp op) {
+  const size_t es = DataTypeSize(type), g = v.members.size();
+  const size_t bytes = count * es;
+  if (g == 1 || count == 0) {
+    if (out != in && bytes) std::memmove(out, in, bytes);
+    return absl::OkStatus();
+  }
+  const std::vector<int>& m = v.members;
+  if (bytes <= small_bytes) {
+    const uint64_t s = step++;
+    RETURN_IF_ERROR(BeginWrite(s, m));
+    std::memcpy(Staging(rank, s), in, bytes);
+    Flags(rank)->posted.value.store(s + 1, std::memory_order_release);
+    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1));
+    Reduce2(out, Staging(m[0], s), Staging(m[1], s), count, type, op);
+    for (size_t j = 2; j < g; ++j) ReduceInto(out, Staging(m[j], s), count, type, op);
+    Flags(rank)->done.value.store(s + 1, std::memory_order_release);
+    return absl::OkStatus();
+  }
+  const size_t csub = SubChunk(chunk, g, es);
+  const uint64_t steps = AllReduceSteps(count, es, g);
+  const uint64_t s0 = step;
+  step += steps;
+  const size_t me = static_cast<size_t>(v.me);
+  auto lo_of = [&](size_t j, uint64_t k) {
+    return std::min(count * (j + 1) / g, count * j / g + k * csub);
+  };
+  auto hi_of = [&](size_t j, uint64_t k) {
+    return std::min(count * (j + 1) / g, count * j / g + (k + 1) * csub);
+  };
+  const bool in_place = in == out;
+  const char* srcs[64];
+  for (uint64_t k = 0; k < steps; ++k) {
+    const uint64_t s = s0 + k;
+    RETURN_IF_ERROR(BeginWrite(s, m));
+    char* st = Staging(rank, s);
+    for (size_t j = 0; j < g; ++j) {
+      if (j == me && !in_place) continue;
+      const size_t lo = lo_of(j, k), hi = hi_of(j, k);
+      if (hi > lo) std::memcpy(st + j * csub * es, in + lo * es, (hi - lo) * es);
+    }
+    Flags(rank)->posted.value.store(s + 1, std::memory_order_release);
+    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1));
+    const size_t lo = lo_of(me, k), n = hi_of(me, k) - lo;
+    if (n > 0) {
+      for (size_t j = 0; j < g && j < 64; ++j) {
+        srcs[j] = (j == me && !in_place) ? in + lo * es
+                                          : Staging(m[j], s) + me * csub * es;
+      }
+      char* dst = out + lo * es;
+      Reduce2(dst, srcs[0], srcs[1], n, type, op);
+      for (size_t j = 2; j < g; ++j) {
+        ReduceInto(dst, j < 64 ? srcs[j] : Staging(m[j], s) + me * csub * es, n,
+                   type, op);
+      }
+      std::memcpy(Result(rank, s), dst, n * es);
+    }
+    Flags(rank)->reduced.value.store(s + 1, std::memory_order_release);
+    RETURN_IF_ERROR(WaitFlag(&RankFlags::reduced, m, rank, s + 1));
+    for (size_t j = 0; j < g; ++j) {
+      if (j == me) continue;
+      const size_t jl = lo_of(j, k), jh = hi_of(j, k);
+      if (jh > jl) std::memcpy(out + jl * es, Result(m[j], s), (jh - jl) * es);
+    }
+    Flags(rank)->done.value.store(s + 1, std::memory_order_release);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::ShmReduceScatter(const GroupView& v,
+                                                  const char* in, char* out,
+                                                  size_t count, DataType type,
+                                                  ReduceOp op) {
+  const size_t es = DataTypeSize(type), g = v.members.size();
+  if (g == 1 || count == 0) {
+    if (out != in && count) std::memmove(out, in, count * es);
+    return absl::OkStatus();
+  }
+  const std::vector<int>& m = v.members;
+  const size_t csub = SubChunk(chunk, g, es);
+  const uint64_t steps = ReduceScatterSteps(count, es, g);
+  const uint64_t s0 = step;
+  step += steps;
+  const size_t me = static_cast<size_t>(v.me);
+  for (uint64_t k = 0; k < steps; ++k) {
+    const uint64_t s = s0 + k;
+    const size_t lo = k * csub, n = std::min(count, lo + csub) - lo;
+    RETURN_IF_ERROR(BeginWrite(s, m));
+    char* st = Staging(rank, s);
+    for (size_t j = 0; j < g; ++j) {
+      std::memcpy(st + j * csub * es, in + (j * count + lo) * es, n * es);
+    }
+    Flags(rank)->posted.value.store(s + 1, std::memory_order_release);
+    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1));
+    char* dst = out + lo * es;
+    Reduce2(dst, Staging(m[0], s) + me * csub * es,
+            Staging(m[1], s) + me * csub * es, n, type, op);
+    for (size_t j = 2; j < g; ++j) {
+      ReduceInto(dst, Staging(m[j], s) + me * csub * es, n, type, op);
+    }
+    Flags(rank)->done.value.store(s + 1, std::memory_order_release);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::ShmAllGather(const GroupView& v, const char* in,
+                                              char* out, size_t bytes) {
+  const size_t g = v.members.size(), me = static_cast<size_t>(v.me);
+  if (bytes == 0) return absl::OkStatus();
+  if (out + me * bytes != in) std::memmove(out + me * bytes, in, bytes);
+  if (g == 1) return absl::OkStatus();
+  const std::vector<int>& m = v.members;
+  const uint64_t steps = CopySteps(bytes, g);
+  const uint64_t s0 = step;
+  step += steps;
+  for (uint64_t k = 0; k < steps; ++k) {
+    const uint64_t s = s0 + k;
+    const size_t lo = k * chunk, n = std::min(bytes, lo + chunk) - lo;
+    RETURN_IF_ERROR(BeginWrite(s, m));
+    std::memcpy(Staging(rank, s), out + me * bytes + lo, n);
+    Flags(rank)->posted.value.store(s + 1, std::memory_order_release);
+    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1));
+    for (size_t j = 0; j < g; ++j) {
+      if (j != me) std::memcpy(out + j * bytes + lo, Staging(m[j], s), n);
+    }
+    Flags(rank)->done.value.store(s + 1, std::memory_order_release);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::ShmBroadcast(const GroupView& v, const char* in,
+                                              char* out, size_t bytes, int root) {
+  const size_t g = v.members.size();
+  const bool am_root = v.me == root;
+  if (am_root && out != in && bytes) std::memmove(out, in, bytes);
+  if (g == 1 || bytes == 0) return absl::OkStatus();
+  const std::vector<int>& m = v.members;
+  const int root_rank = m[static_cast<size_t>(root)];
+  const std::vector<int> from{root_rank};
+  const uint64_t steps = CopySteps(bytes, g);
+  const uint64_t s0 = step;
+  step += steps;
+  for (uint64_t k = 0; k < steps; ++k) {
+    const uint64_t s = s0 + k;
+    const size_t lo = k * chunk, n = std::min(bytes, lo + chunk) - lo;
+    if (am_root) {
+      RETURN_IF_ERROR(BeginWrite(s, m));
+      std::memcpy(Staging(rank, s), in + lo, n);
+      Flags(rank)->posted.value.store(s + 1, std::memory_order_release);
+    } else {
+      RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, from, rank, s + 1));
+      std::memcpy(out + lo, Staging(root_rank, s), n);
+    }
+    Flags(rank)->done.value.store(s + 1, std::memory_order_release);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::ShmSendRecv(const char* in, int to, char* out,
+                                             int from, size_t bytes) {
+  if (from == -1 && bytes) std::memset(out, 0, bytes);
+  if (bytes == 0) return absl::OkStatus();
+  const uint64_t steps = CopySteps(bytes, 2);
+  const uint64_t s0 = step;
+  step += steps;
+  if (to < 0 && from < 0) return absl::OkStatus();
+  const std::vector<int> readers{to}, sources{from};
+  for (uint64_t k = 0; k < steps; ++k) {
+    const uint64_t s = s0 + k;
+    const size_t lo = k * chunk, n = std::min(bytes, lo + chunk) - lo;
+    if (to >= 0) {
+      RETURN_IF_ERROR(BeginWrite(s, readers));
+      std::memcpy(Staging(rank, s), in + lo, n);
+      Flags(rank)->posted.value.store(s + 1, std::memory_order_release);
+    }
+    if (from >= 0) {
+      RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, sources, rank, s + 1));
+      std::memcpy(out + lo, Staging(from, s), n);
+    }
+    Flags(rank)->done.value.store(s + 1, std::memory_order_release);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::ShmBarrier() {
+  const uint64_t epoch = ++barrier_epoch;
+  Flags(rank)->barrier.value.store(epoch, std::memory_order_release);
+  std::vector<int> all;
+  for (int r = 0; r < world; ++r) all.push_back(r);
+  return WaitFlag(&RankFlags::barrier, all, rank, epoch);
+}
+
+}  // namespace neuron::collectives
