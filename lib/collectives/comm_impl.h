@@ -81,6 +81,7 @@ class Communicator::Impl {
   size_t small_bytes = 0;  // latency-path limit
   uint64_t step = 0;      // next pipeline step (identical on every rank)
   std::vector<std::vector<int>> slot_readers;  // per slot: last readers
+  std::vector<uint64_t> slot_step;             // per slot: last step + 1
   std::vector<uint64_t> known_done;            // per local rank, cached
   std::vector<char> scratch;                   // ring receive buffer
 

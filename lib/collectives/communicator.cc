@@ -107,10 +107,10 @@ absl::Status Communicator::Impl::Lost(int peer, const std::string& why) {
     int32_t expected = 0;
     header->lost.compare_exchange_strong(expected, peer + 1);
     const int32_t first = header->lost.load();
-    if (first != peer + 1) {
+    if (first != peer + 1 || why.empty()) {
       return NrtError(NRT_TIMEOUT,
-                      absl::StrCat("rank ", first - 1, " lost (seen by rank ",
-                                   rank, ")"));
+                      absl::StrCat("rank ", first - 1,
+                                   " lost (detected by another rank)"));
     }
   }
   return NrtError(NRT_TIMEOUT, absl::StrCat("rank ", peer, " lost: ", why));
@@ -286,6 +286,7 @@ absl::Status Communicator::Impl::SetupShm() {
   small_bytes = opt.small_bytes ? opt.small_bytes : 64 * 1024;
   small_bytes = std::min(small_bytes, chunk);
   slot_readers.assign(nbuf, {});
+  slot_step.assign(nbuf, 0);
   known_done.assign(static_cast<size_t>(nlocal), 0);
   if (!opt.cpu_affinity.empty()) {
     cpu_set_t set;

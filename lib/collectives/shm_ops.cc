@@ -117,21 +117,25 @@ absl::Status Communicator::Impl::WaitFlag(Counter RankFlags::*which,
 
 absl::Status Communicator::Impl::BeginWrite(uint64_t s,
                                             const std::vector<int>& readers) {
-  std::vector<int>& last = slot_readers[s % nbuf];
-  if (s + 1 > nbuf) {
-    const uint64_t need = s + 1 - nbuf;  // readers finished step s - nbuf
-    for (int r : last) {
-      if (r == rank) continue;
-      uint64_t& known = known_done[peers[r].local];
-      if (known >= need) continue;
-      known = Flags(r)->done.value.load(std::memory_order_acquire);
-      if (known >= need) continue;
-      const std::vector<int> one{r};
-      RETURN_IF_ERROR(WaitFlag(&RankFlags::done, one, rank, need));
-      known = need;
-    }
+  // The slot's previous contents (written at step slot_step - 1) must have
+  // been read by everyone who was to read them. Only ranks that read a step
+  // are waited for, and they store `done` for it, so ranks that sit out
+  // operations never hold this up.
+  const size_t slot = s % nbuf;
+  std::vector<int>& last = slot_readers[slot];
+  const uint64_t need = slot_step[slot];
+  for (int r : last) {
+    if (r == rank || need == 0) continue;
+    uint64_t& known = known_done[peers[r].local];
+    if (known >= need) continue;
+    known = Flags(r)->done.value.load(std::memory_order_acquire);
+    if (known >= need) continue;
+    const std::vector<int> one{r};
+    RETURN_IF_ERROR(WaitFlag(&RankFlags::done, one, rank, need));
+    known = need;
   }
   last.assign(readers.begin(), readers.end());
+  slot_step[slot] = s + 1;
   return absl::OkStatus();
 }
 

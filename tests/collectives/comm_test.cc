@@ -1,0 +1,359 @@
+// The communicator across forked ranks: every operation, element type and
+// reduction against plain arithmetic; replica groups; the TCP path between
+// loopback "hosts"; and what happens when a rank dies or stalls.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "lib/collectives/communicator.h"
+#include "lib/collectives/dtype.h"
+#include "tests/collectives/rank_harness.h"
+
+namespace neuron::collectives {
+namespace {
+
+using testing::JobOptions;
+using testing::RankResult;
+using testing::RunJob;
+
+bool Signed(DataType t) {
+  return IsFloat(t) || t == DataType::kS8 || t == DataType::kS16 ||
+         t == DataType::kS32 || t == DataType::kS64;
+}
+
+// Small integers, exact in every type, so the order of a reduction cannot
+// change the result.
+double Val(int rank, size_t i, DataType t, ReduceOp op) {
+  uint64_t h = (static_cast<uint64_t>(rank) * 1000003u + i) * 0x9e3779b97f4a7c15ull;
+  h ^= h >> 29;
+  if (op == ReduceOp::kProd) return 1.0 + static_cast<double>(h & 1);
+  if (op == ReduceOp::kSum) return static_cast<double>(h % 8) - (Signed(t) ? 4 : 0);
+  return static_cast<double>(h % 201) - (Signed(t) ? 100 : 0);
+}
+
+std::vector<char> Make(DataType t, int rank, size_t n, ReduceOp op, size_t first = 0) {
+  std::vector<char> v(n * DataTypeSize(t) + 1);
+  for (size_t i = 0; i < n; ++i) StoreFromDouble(v.data(), i, t, Val(rank, first + i, t, op));
+  return v;
+}
+
+double Fold(ReduceOp op, double a, double b) {
+  switch (op) {
+    case ReduceOp::kSum: return a + b;
+    case ReduceOp::kProd: return a * b;
+    case ReduceOp::kMax: return a > b ? a : b;
+    case ReduceOp::kMin: return a < b ? a : b;
+  }
+  return a;
+}
+
+// Counts elements of `got` that differ from `want` (as doubles).
+int Mismatches(const char* what, const char* got, const std::vector<double>& want,
+               DataType t) {
+  int bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    std::vector<char> w(8);
+    StoreFromDouble(w.data(), 0, t, want[i]);
+    if (LoadAsDouble(got, i, t) != LoadAsDouble(w.data(), 0, t)) {
+      if (bad++ < 3) {
+        std::fprintf(stderr, "%s %s [%zu]: got %g want %g\n", what, DataTypeName(t), i,
+                     LoadAsDouble(got, i, t), want[i]);
+      }
+    }
+  }
+  return bad;
+}
+
+#define CHECK_OK(expr)                                                        \
+  do {                                                                        \
+    absl::Status _st = (expr);                                                \
+    if (!_st.ok()) {                                                          \
+      std::fprintf(stderr, "%s: %s\n", #expr, std::string(_st.message()).c_str()); \
+      return 1;                                                               \
+    }                                                                         \
+  } while (0)
+
+// Every operation on the group `members` (this rank at index `me`).
+int CheckGroup(Communicator& c, const Groups& groups, const std::vector<int>& m,
+               int me, const std::vector<DataType>& types,
+               const std::vector<size_t>& sizes) {
+  const int g = static_cast<int>(m.size());
+  int bad = 0;
+  for (DataType t : types) {
+    const size_t es = DataTypeSize(t);
+    for (ReduceOp op : kAllReduceOps) {
+      for (size_t n : sizes) {
+        // All-reduce, out of place, then in place.
+        std::vector<char> in = Make(t, m[me], n, op), out(n * es + 1);
+        std::vector<double> want(n);
+        for (size_t i = 0; i < n; ++i) {
+          want[i] = Val(m[0], i, t, op);
+          for (int j = 1; j < g; ++j) want[i] = Fold(op, want[i], Val(m[j], i, t, op));
+        }
+        CHECK_OK(c.AllReduce(in.data(), out.data(), n, t, op, groups));
+        bad += Mismatches("allreduce", out.data(), want, t);
+        CHECK_OK(c.AllReduce(in.data(), in.data(), n, t, op, groups));
+        bad += Mismatches("allreduce in place", in.data(), want, t);
+        // Reduce-scatter: n elements per member.
+        std::vector<char> rin = Make(t, m[me], n * g, op), rout(n * es + 1);
+        std::vector<double> rwant(n);
+        for (size_t i = 0; i < n; ++i) {
+          const size_t k = static_cast<size_t>(me) * n + i;
+          rwant[i] = Val(m[0], k, t, op);
+          for (int j = 1; j < g; ++j) rwant[i] = Fold(op, rwant[i], Val(m[j], k, t, op));
+        }
+        CHECK_OK(c.ReduceScatter(rin.data(), rout.data(), n, t, op, groups));
+        bad += Mismatches("reduce-scatter", rout.data(), rwant, t);
+      }
+    }
+    for (size_t n : sizes) {
+      const ReduceOp any = ReduceOp::kMax;
+      std::vector<char> in = Make(t, m[me], n, any), out(n * es * g + 1);
+      std::vector<double> want;
+      for (int j = 0; j < g; ++j) {
+        for (size_t i = 0; i < n; ++i) want.push_back(Val(m[j], i, t, any));
+      }
+      CHECK_OK(c.AllGather(in.data(), out.data(), n, t, groups));
+      bad += Mismatches("all-gather", out.data(), want, t);
+      const int root = g - 1;
+      std::vector<char> bout(n * es + 1);
+      std::vector<double> bwant(n);
+      for (size_t i = 0; i < n; ++i) bwant[i] = Val(m[root], i, t, any);
+      CHECK_OK(c.Broadcast(in.data(), bout.data(), n, t, root, groups));
+      bad += Mismatches("broadcast", bout.data(), bwant, t);
+    }
+  }
+  return bad;
+}
+
+// Permute (a ring over the world) and pairwise send/recv.
+int CheckPointToPoint(Communicator& c, const std::vector<size_t>& sizes) {
+  const int w = c.world(), r = c.rank();
+  int bad = 0;
+  std::vector<std::pair<int, int>> ring;
+  for (int i = 0; i < w; ++i) ring.emplace_back(i, (i + 1) % w);
+  for (size_t n : sizes) {
+    const DataType t = DataType::kS32;
+    std::vector<char> in = Make(t, r, n, ReduceOp::kMax), out(n * 4 + 1);
+    std::vector<double> want(n);
+    for (size_t i = 0; i < n; ++i) want[i] = Val((r + w - 1) % w, i, t, ReduceOp::kMax);
+    CHECK_OK(c.Permute(in.data(), out.data(), n * 4, ring));
+    bad += Mismatches("permute", out.data(), want, t);
+    // Only rank 0 -> 1: everyone else receives zeros.
+    CHECK_OK(c.Permute(in.data(), out.data(), n * 4, {{0, 1}}));
+    for (size_t i = 0; i < n; ++i) want[i] = r == 1 ? Val(0, i, t, ReduceOp::kMax) : 0;
+    bad += Mismatches("permute 0->1", out.data(), want, t);
+    const int partner = (r ^ 1) < w ? (r ^ 1) : r;
+    CHECK_OK(c.SendRecv(in.data(), partner, out.data(), partner, n * 4));
+    for (size_t i = 0; i < n; ++i) want[i] = Val(partner, i, t, ReduceOp::kMax);
+    bad += Mismatches("sendrecv", out.data(), want, t);
+  }
+  return bad;
+}
+
+std::vector<DataType> AllTypes() {
+  return std::vector<DataType>(std::begin(kAllDataTypes), std::end(kAllDataTypes));
+}
+
+JobOptions SmallChunks(int world) {
+  JobOptions o;
+  o.base.world = world;
+  o.base.timeout_s = 20;
+  o.base.chunk_bytes = 16 * 1024;  // many pipeline steps, slots reused
+  o.base.channel_buffers = 3;
+  o.base.small_bytes = 4096;
+  return o;
+}
+
+int WholeWorld(Communicator& c, const std::vector<DataType>& types,
+               const std::vector<size_t>& sizes) {
+  std::vector<int> all;
+  for (int r = 0; r < c.world(); ++r) all.push_back(r);
+  return CheckGroup(c, {}, all, c.rank(), types, sizes) + CheckPointToPoint(c, sizes);
+}
+
+void ExpectAllZero(const std::vector<RankResult>& results) {
+  for (size_t r = 0; r < results.size(); ++r) {
+    EXPECT_EQ(results[r].exit_code, 0) << "rank " << r << " (see its messages above)";
+  }
+}
+
+TEST(Communicator, EveryOperationTypeAndReductionOnTwoRanks) {
+  const std::vector<size_t> sizes = {0, 1, 3, 1000, 5001, 40001};
+  ExpectAllZero(RunJob(SmallChunks(2), [&](Communicator& c) {
+    return WholeWorld(c, AllTypes(), sizes) ? 1 : 0;
+  }));
+}
+
+TEST(Communicator, EveryOperationTypeAndReductionOnFourRanks) {
+  const std::vector<size_t> sizes = {0, 1, 7, 1023, 30001};
+  ExpectAllZero(RunJob(SmallChunks(4), [&](Communicator& c) {
+    return WholeWorld(c, AllTypes(), sizes) ? 1 : 0;
+  }));
+}
+
+TEST(Communicator, DefaultChunksAndLatencyPath) {
+  JobOptions o;
+  o.base.world = 3;
+  o.base.timeout_s = 20;
+  const std::vector<size_t> sizes = {2, 4097, 1 << 20};
+  ExpectAllZero(RunJob(o, [&](Communicator& c) {
+    return WholeWorld(c, {DataType::kF32, DataType::kBF16}, sizes) ? 1 : 0;
+  }));
+}
+
+TEST(Communicator, ReplicaGroupsRunIndependently) {
+  const std::vector<size_t> sizes = {1, 999, 20000};
+  ExpectAllZero(RunJob(SmallChunks(4), [&](Communicator& c) {
+    const int r = c.rank();
+    // Two pairs, then the world in reverse order.
+    const Groups pairs = {{0, 2}, {3, 1}};
+    const std::vector<int>& mine = pairs[r % 2 == 0 ? 0 : 1];
+    const int me = mine[0] == r ? 0 : 1;
+    int bad = CheckGroup(c, pairs, mine, me, {DataType::kF32, DataType::kS8}, sizes);
+    const Groups reversed = {{3, 2, 1, 0}};
+    bad += CheckGroup(c, reversed, reversed[0], 3 - r, {DataType::kF16}, sizes);
+    return bad ? 1 : 0;
+  }));
+}
+
+TEST(Communicator, ThreeHostsOnLoopbackAddressesUseTcp) {
+  JobOptions o = SmallChunks(6);
+  o.host_addr = {"127.0.0.1", "127.0.0.1", "127.0.0.2",
+                 "127.0.0.2", "127.0.0.3", "127.0.0.3"};
+  const std::vector<size_t> sizes = {0, 1, 1001, 30000};
+  ExpectAllZero(RunJob(o, [&](Communicator& c) {
+    if (c.hosts() != 3) {
+      std::fprintf(stderr, "rank %d sees %d hosts\n", c.rank(), c.hosts());
+      return 1;
+    }
+    if (c.AlgorithmFor("allr", 1 << 20) != "ring") return 2;
+    int bad = WholeWorld(c, {DataType::kF32, DataType::kBF16, DataType::kS32,
+                             DataType::kU8}, sizes);
+    // Groups within a host take shared memory, groups across hosts TCP.
+    const Groups same_host = {{0, 1}, {2, 3}, {4, 5}};
+    const Groups across = {{0, 2, 4}, {1, 3, 5}};
+    const int r = c.rank();
+    if (c.AlgorithmFor("allr", 1 << 20, same_host) != "pipelined") return 3;
+    bad += CheckGroup(c, same_host, same_host[r / 2], r % 2, {DataType::kF32}, sizes);
+    bad += CheckGroup(c, across, across[r % 2], r / 2, {DataType::kF32}, sizes);
+    return bad ? 1 : 0;
+  }));
+}
+
+// Ranks loop all-reduces until one fails; 42 when it failed with
+// NRT_TIMEOUT naming `lost`.
+int LoopUntilLost(Communicator& c, int lost) {
+  std::vector<float> buf(1 << 18, 1.0f);
+  for (;;) {
+    absl::Status st = c.AllReduce(buf.data(), buf.data(), buf.size(), DataType::kF32,
+                                  ReduceOp::kMax);
+    if (st.ok()) continue;
+    const std::string msg(st.message());
+    std::fprintf(stderr, "rank %d: %s\n", c.rank(), msg.c_str());
+    const bool names = msg.find("rank " + std::to_string(lost) + " ") != std::string::npos;
+    return NrtStatusOf(st) == NRT_TIMEOUT && names ? 42 : 1;
+  }
+}
+
+TEST(Communicator, KilledRankEndsEveryOtherRankWithTimeout) {
+  JobOptions o;
+  o.base.world = 3;
+  o.base.timeout_s = 3;
+  o.limit_s = 30;
+  double killed_at = 0;
+  const auto start = std::chrono::steady_clock::now();
+  o.while_running = [&](const std::vector<pid_t>& pids) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    kill(pids[2], SIGKILL);
+    killed_at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto results = RunJob(o, [](Communicator& c) { return LoopUntilLost(c, 2); });
+  EXPECT_EQ(results[2].exit_code, 128 + SIGKILL);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(results[r].exit_code, 42) << "rank " << r;
+    EXPECT_LE(results[r].seconds, killed_at + o.base.timeout_s + 2) << "rank " << r;
+  }
+}
+
+TEST(Communicator, StalledRankEndsEveryOtherRankWithTimeout) {
+  JobOptions o;
+  o.base.world = 3;
+  o.base.timeout_s = 2;
+  o.limit_s = 30;
+  o.while_running = [&](const std::vector<pid_t>& pids) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(pids[1], SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+    kill(pids[1], SIGKILL);
+  };
+  auto results = RunJob(o, [](Communicator& c) { return LoopUntilLost(c, 1); });
+  EXPECT_EQ(results[0].exit_code, 42);
+  EXPECT_EQ(results[2].exit_code, 42);
+}
+
+TEST(Communicator, RootCommIdProblemsFailAtOnce) {
+  CommOptions o;
+  o.world = 2;
+  o.rank = 1;
+  o.timeout_s = 1;
+  auto c = Communicator::Create(o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(std::string(c.status().message()).find("NEURON_RT_ROOT_COMM_ID"), std::string::npos);
+  EXPECT_EQ(NrtStatusOf(c.status()), NRT_INVALID);
+
+  for (const char* bad : {"nonsense", "127.0.0.1", "127.0.0.1:99999", ":80",
+                          "no-such-host.invalid:1234"}) {
+    o.root_comm_id = bad;
+    c = Communicator::Create(o);
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_NE(std::string(c.status().message()).find("NEURON_RT_ROOT_COMM_ID"),
+              std::string::npos) << c.status();
+  }
+  // Nobody listens: a timeout within NEURON_RT_EXEC_TIMEOUT, not a hang.
+  o.root_comm_id = "127.0.0.1:" + std::to_string(testing::FreePort());
+  const auto t0 = std::chrono::steady_clock::now();
+  c = Communicator::Create(o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(NrtStatusOf(c.status()), NRT_TIMEOUT) << c.status();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 3.0);
+}
+
+TEST(Communicator, MalformedReplicaGroups) {
+  EXPECT_EQ(ValidateGroups({}, 4), "");
+  EXPECT_EQ(ValidateGroups({{0, 1}, {2, 3}}, 4), "");
+  EXPECT_NE(ValidateGroups({{0, 1}, {1, 2}}, 4), "");  // rank twice, 3 missing
+  EXPECT_NE(ValidateGroups({{0, 1}, {2}}, 3), "");     // unequal sizes
+  EXPECT_NE(ValidateGroups({{0, 1}, {}}, 2), "");      // empty group
+  EXPECT_NE(ValidateGroups({{0, 4}}, 2), "");          // out of range
+  EXPECT_NE(ValidateGroups({{0, -1}}, 2), "");
+  EXPECT_NE(ValidateGroups({{0}}, 2), "");             // rank 1 in none
+
+  CommOptions o;
+  o.validate_groups = true;
+  auto c = Communicator::Create(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  float x = 1, y = 0;
+  absl::Status st = (*c)->AllReduce(&x, &y, 1, DataType::kF32, ReduceOp::kSum, {{0}, {1}});
+  EXPECT_EQ(NrtStatusOf(st), NRT_INVALID) << st;
+  EXPECT_NE(std::string(st.message()).find("NEURON_RT_ENABLE_RG_VALIDATION"), std::string::npos);
+  // Without validation the local checks still refuse what cannot run.
+  o.validate_groups = false;
+  c = Communicator::Create(o);
+  ASSERT_TRUE(c.ok());
+  st = (*c)->AllReduce(&x, &y, 1, DataType::kF32, ReduceOp::kSum, {{0, 0}});
+  EXPECT_EQ(NrtStatusOf(st), NRT_INVALID) << st;
+  st = (*c)->AllReduce(&x, &y, 1, DataType::kF32, ReduceOp::kSum, {{0}});
+  EXPECT_TRUE(st.ok()) << st;
+  EXPECT_EQ(y, 1.0f);
+  st = (*c)->Permute(&x, &y, 4, {{0, 5}});
+  EXPECT_EQ(NrtStatusOf(st), NRT_INVALID);
+}
+
+}  // namespace
+}  // namespace neuron::collectives
