@@ -14,6 +14,7 @@ DEPS=(
   mandoc
   clang-14 libclang-rt-14-dev
   python3 python3-numpy
+  openmpi-bin
 )
 
 ensure_deps() {
