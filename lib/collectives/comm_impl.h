@@ -17,15 +17,22 @@
 namespace neuron::collectives {
 
 // One cache line per counter so ranks spinning on one do not disturb
-// writers of another.
+// writers of another. A waiter that stops spinning sleeps on the futex of
+// `value` after counting itself in `waiters`; Publish wakes it.
 struct alignas(64) Counter {
   std::atomic<uint64_t> value;
-  char pad[64 - sizeof(std::atomic<uint64_t>)];
+  std::atomic<uint32_t> waiters;
+  uint32_t unused;
+  // posted only: two 24-byte slots (by step parity) for tiny messages, so
+  // one cache-line transfer carries both the flag and the data.
+  char payload[48];
 };
+inline constexpr size_t kInlineBytes = 24;
 
-// A rank's flags in the segment. Values are step numbers + 1, only ever
-// stored (never incremented), so a rank that sits out a step stays behind
-// harmlessly.
+// Stores v and wakes sleepers (sequentially consistent against the
+// waiter's increment of `waiters`, so no wake-up is lost).
+void Publish(Counter& c, uint64_t v);
+
 struct RankFlags {
   Counter posted;   // staging slot of the step is written
   Counter reduced;  // result slot of the step is written
@@ -82,6 +89,8 @@ class Communicator::Impl {
   uint64_t step = 0;      // next pipeline step (identical on every rank)
   std::vector<std::vector<int>> slot_readers;  // per slot: last readers
   std::vector<uint64_t> slot_step;             // per slot: last step + 1
+  std::vector<int> inline_readers[2];          // the same for the payloads
+  uint64_t inline_step[2] = {0, 0};
   std::vector<uint64_t> known_done;            // per local rank, cached
   std::vector<char> scratch;                   // ring receive buffer
 
@@ -111,6 +120,8 @@ class Communicator::Impl {
   absl::Status WaitFlag(Counter RankFlags::*which, const std::vector<int>& ranks,
                         int skip, uint64_t target);
   absl::Status BeginWrite(uint64_t s, const std::vector<int>& readers);
+  absl::Status WaitReaders(std::vector<int>& last, uint64_t& last_step,
+                           uint64_t s, const std::vector<int>& readers);
   absl::Status ShmAllReduce(const GroupView& g, const char* in, char* out,
                             size_t count, DataType type, ReduceOp op);
   absl::Status ShmReduceScatter(const GroupView& g, const char* in, char* out,

@@ -9,8 +9,10 @@
 //  pipelined: (large all-reduce, reduce-scatter) per chunk, every rank
 //             reduces its own slice from the peers' staging slots, then
 //             copies the peers' reduced slices: reduce-scatter + all-gather.
+#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,7 +30,10 @@
 namespace neuron::collectives {
 namespace {
 
-constexpr int kSpins = 4000;  // about 50 us of pause before yielding
+constexpr int kSpins = 2000;  // about 20 us of pause before sleeping
+
+// The futex word is the low half of the 64-bit counter (little-endian).
+uint32_t* FutexWord(std::atomic<uint64_t>* v) { return reinterpret_cast<uint32_t*>(v); }
 
 inline void Relax() {
 #if defined(__x86_64__)
@@ -62,6 +67,13 @@ inline size_t Ceil(size_t a, size_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
+void Publish(Counter& c, uint64_t v) {
+  c.value.store(v, std::memory_order_seq_cst);
+  if (c.waiters.load(std::memory_order_seq_cst) != 0) {
+    syscall(SYS_futex, FutexWord(&c.value), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+  }
+}
+
 RankFlags* Communicator::Impl::Flags(int r) const {
   return reinterpret_cast<RankFlags*>(shm + kSegmentHeaderBytes) + peers[r].local;
 }
@@ -80,22 +92,33 @@ absl::Status Communicator::Impl::WaitFlag(Counter RankFlags::*which,
                                           int skip, uint64_t target) {
   for (int r : ranks) {
     if (r == skip) continue;
-    const std::atomic<uint64_t>& v = (Flags(r)->*which).value;
-    if (v.load(std::memory_order_acquire) >= target) continue;
-    bool ready = false;
-    for (int i = 0; i < kSpins && !ready; ++i) {
+    Counter& c = Flags(r)->*which;
+    std::atomic<uint64_t>& v = c.value;
+    uint64_t seen = v.load(std::memory_order_acquire);
+    for (int i = 0; i < kSpins && seen < target; ++i) {
       Relax();
-      ready = v.load(std::memory_order_acquire) >= target;
+      seen = v.load(std::memory_order_acquire);
     }
     auto next_check = net::Clock::now();
-    for (uint64_t n = 1; !ready; ++n) {
+    while (seen < target) {
       if (opt.one_thread_per_core) {
-        Relax();
+        for (int i = 0; i < 256 && seen < target; ++i) {
+          Relax();
+          seen = v.load(std::memory_order_acquire);
+        }
       } else {
-        sched_yield();
+        // Sleep until published, at most 1 ms between liveness checks.
+        c.waiters.fetch_add(1, std::memory_order_seq_cst);
+        seen = v.load(std::memory_order_seq_cst);
+        if (seen < target) {
+          timespec ts{0, 1000000};
+          syscall(SYS_futex, FutexWord(&v), FUTEX_WAIT, static_cast<uint32_t>(seen), &ts,
+                  nullptr, 0);
+        }
+        c.waiters.fetch_sub(1, std::memory_order_seq_cst);
+        seen = v.load(std::memory_order_acquire);
       }
-      ready = v.load(std::memory_order_acquire) >= target;
-      if (ready || (n & 15) != 0) continue;
+      if (seen >= target) break;
       if (header->lost.load(std::memory_order_relaxed) != 0) {
         return Lost(header->lost.load() - 1, "");
       }
@@ -111,31 +134,41 @@ absl::Status Communicator::Impl::WaitFlag(Counter RankFlags::*which,
         next_check = now + std::chrono::milliseconds(2);
       }
     }
+    // A rank that posted step t has finished every step before t it read.
+    if (which == &RankFlags::posted) {
+      uint64_t& known = known_done[peers[r].local];
+      if (seen - 1 > known) known = seen - 1;
+    }
   }
   return absl::OkStatus();
 }
 
 absl::Status Communicator::Impl::BeginWrite(uint64_t s,
                                             const std::vector<int>& readers) {
-  // The slot's previous contents (written at step slot_step - 1) must have
-  // been read by everyone who was to read them. Only ranks that read a step
-  // are waited for, and they store `done` for it, so ranks that sit out
-  // operations never hold this up.
   const size_t slot = s % nbuf;
-  std::vector<int>& last = slot_readers[slot];
-  const uint64_t need = slot_step[slot];
+  return WaitReaders(slot_readers[slot], slot_step[slot], s, readers);
+}
+
+// The slot's previous contents (written at step last_step - 1) must have
+// been read by everyone who was to read them. Only ranks that read a step
+// are waited for, and they store `done` for it, so ranks that sit out
+// operations never hold this up.
+absl::Status Communicator::Impl::WaitReaders(std::vector<int>& last,
+                                             uint64_t& last_step, uint64_t s,
+                                             const std::vector<int>& readers) {
+  const uint64_t need = last_step;
   for (int r : last) {
     if (r == rank || need == 0) continue;
     uint64_t& known = known_done[peers[r].local];
     if (known >= need) continue;
-    known = Flags(r)->done.value.load(std::memory_order_acquire);
+    known = std::max(known, Flags(r)->done.value.load(std::memory_order_acquire));
     if (known >= need) continue;
     const std::vector<int> one{r};
     RETURN_IF_ERROR(WaitFlag(&RankFlags::done, one, rank, need));
     known = need;
   }
   last.assign(readers.begin(), readers.end());
-  slot_step[slot] = s + 1;
+  last_step = s + 1;
   return absl::OkStatus();
 }
 
@@ -176,15 +209,31 @@ absl::Status Communicator::Impl::ShmAllReduce(const GroupView& v, const char* in
     return absl::OkStatus();
   }
   const std::vector<int>& m = v.members;
+  if (bytes <= kInlineBytes) {  // flag and data in one cache line
+    const uint64_t s = step++;
+    const size_t at = (s & 1) * kInlineBytes;
+    RETURN_IF_ERROR(WaitReaders(inline_readers[s & 1], inline_step[s & 1], s, m));
+    Counter& mine = Flags(rank)->posted;
+    std::memcpy(mine.payload + at, in, bytes);
+    Publish(mine, s + 1);
+    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1));
+    Reduce2(out, Flags(m[0])->posted.payload + at, Flags(m[1])->posted.payload + at, count,
+            type, op);
+    for (size_t j = 2; j < g; ++j) {
+      ReduceInto(out, Flags(m[j])->posted.payload + at, count, type, op);
+    }
+    Publish(Flags(rank)->done, s + 1);
+    return absl::OkStatus();
+  }
   if (bytes <= small_bytes) {
     const uint64_t s = step++;
     RETURN_IF_ERROR(BeginWrite(s, m));
     std::memcpy(Staging(rank, s), in, bytes);
-    Flags(rank)->posted.value.store(s + 1, std::memory_order_release);
+    Publish(Flags(rank)->posted, s + 1);
     RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1));
     Reduce2(out, Staging(m[0], s), Staging(m[1], s), count, type, op);
     for (size_t j = 2; j < g; ++j) ReduceInto(out, Staging(m[j], s), count, type, op);
-    Flags(rank)->done.value.store(s + 1, std::memory_order_release);
+    Publish(Flags(rank)->done, s + 1);
     return absl::OkStatus();
   }
   const size_t csub = SubChunk(chunk, g, es);
@@ -209,7 +258,7 @@ absl::Status Communicator::Impl::ShmAllReduce(const GroupView& v, const char* in
       const size_t lo = lo_of(j, k), hi = hi_of(j, k);
       if (hi > lo) std::memcpy(st + j * csub * es, in + lo * es, (hi - lo) * es);
     }
-    Flags(rank)->posted.value.store(s + 1, std::memory_order_release);
+    Publish(Flags(rank)->posted, s + 1);
     RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1));
     const size_t lo = lo_of(me, k), n = hi_of(me, k) - lo;
     if (n > 0) {
@@ -225,14 +274,14 @@ absl::Status Communicator::Impl::ShmAllReduce(const GroupView& v, const char* in
       }
       std::memcpy(Result(rank, s), dst, n * es);
     }
-    Flags(rank)->reduced.value.store(s + 1, std::memory_order_release);
+    Publish(Flags(rank)->reduced, s + 1);
     RETURN_IF_ERROR(WaitFlag(&RankFlags::reduced, m, rank, s + 1));
     for (size_t j = 0; j < g; ++j) {
       if (j == me) continue;
       const size_t jl = lo_of(j, k), jh = hi_of(j, k);
       if (jh > jl) std::memcpy(out + jl * es, Result(m[j], s), (jh - jl) * es);
     }
-    Flags(rank)->done.value.store(s + 1, std::memory_order_release);
+    Publish(Flags(rank)->done, s + 1);
   }
   return absl::OkStatus();
 }
@@ -260,7 +309,7 @@ absl::Status Communicator::Impl::ShmReduceScatter(const GroupView& v,
     for (size_t j = 0; j < g; ++j) {
       std::memcpy(st + j * csub * es, in + (j * count + lo) * es, n * es);
     }
-    Flags(rank)->posted.value.store(s + 1, std::memory_order_release);
+    Publish(Flags(rank)->posted, s + 1);
     RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1));
     char* dst = out + lo * es;
     Reduce2(dst, Staging(m[0], s) + me * csub * es,
@@ -268,7 +317,7 @@ absl::Status Communicator::Impl::ShmReduceScatter(const GroupView& v,
     for (size_t j = 2; j < g; ++j) {
       ReduceInto(dst, Staging(m[j], s) + me * csub * es, n, type, op);
     }
-    Flags(rank)->done.value.store(s + 1, std::memory_order_release);
+    Publish(Flags(rank)->done, s + 1);
   }
   return absl::OkStatus();
 }
@@ -288,12 +337,12 @@ absl::Status Communicator::Impl::ShmAllGather(const GroupView& v, const char* in
     const size_t lo = k * chunk, n = std::min(bytes, lo + chunk) - lo;
     RETURN_IF_ERROR(BeginWrite(s, m));
     std::memcpy(Staging(rank, s), out + me * bytes + lo, n);
-    Flags(rank)->posted.value.store(s + 1, std::memory_order_release);
+    Publish(Flags(rank)->posted, s + 1);
     RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1));
     for (size_t j = 0; j < g; ++j) {
       if (j != me) std::memcpy(out + j * bytes + lo, Staging(m[j], s), n);
     }
-    Flags(rank)->done.value.store(s + 1, std::memory_order_release);
+    Publish(Flags(rank)->done, s + 1);
   }
   return absl::OkStatus();
 }
@@ -316,12 +365,12 @@ absl::Status Communicator::Impl::ShmBroadcast(const GroupView& v, const char* in
     if (am_root) {
       RETURN_IF_ERROR(BeginWrite(s, m));
       std::memcpy(Staging(rank, s), in + lo, n);
-      Flags(rank)->posted.value.store(s + 1, std::memory_order_release);
+      Publish(Flags(rank)->posted, s + 1);
     } else {
       RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, from, rank, s + 1));
       std::memcpy(out + lo, Staging(root_rank, s), n);
     }
-    Flags(rank)->done.value.store(s + 1, std::memory_order_release);
+    Publish(Flags(rank)->done, s + 1);
   }
   return absl::OkStatus();
 }
@@ -341,20 +390,20 @@ absl::Status Communicator::Impl::ShmSendRecv(const char* in, int to, char* out,
     if (to >= 0) {
       RETURN_IF_ERROR(BeginWrite(s, readers));
       std::memcpy(Staging(rank, s), in + lo, n);
-      Flags(rank)->posted.value.store(s + 1, std::memory_order_release);
+      Publish(Flags(rank)->posted, s + 1);
     }
     if (from >= 0) {
       RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, sources, rank, s + 1));
       std::memcpy(out + lo, Staging(from, s), n);
     }
-    Flags(rank)->done.value.store(s + 1, std::memory_order_release);
+    Publish(Flags(rank)->done, s + 1);
   }
   return absl::OkStatus();
 }
 
 absl::Status Communicator::Impl::ShmBarrier() {
   const uint64_t epoch = ++barrier_epoch;
-  Flags(rank)->barrier.value.store(epoch, std::memory_order_release);
+  Publish(Flags(rank)->barrier, epoch);
   std::vector<int> all;
   for (int r = 0; r < world; ++r) all.push_back(r);
   return WaitFlag(&RankFlags::barrier, all, rank, epoch);
