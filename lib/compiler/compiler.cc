@@ -115,6 +115,7 @@ absl::StatusOr<CompileResult> CompileLoadedModule(std::unique_ptr<hlo::Module> m
   // Lower what we know, then refuse what is left, before optimizing.
   PassPipeline front;
   front.Add(MakeCustomCallLoweringPass());
+  front.Add(MakeSendRecvLoweringPass());
   if (absl::Status s = front.Run(module, options.verify_each_pass, log, &result.pass_stats); !s.ok()) return s;
   if (absl::Status s = CheckSupported(*module); !s.ok()) return s;
 

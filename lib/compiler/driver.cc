@@ -187,6 +187,7 @@ int RunNeuronCompile(const std::vector<std::string>& args) {
       return kExitOk;
     case Command::kListOperators:
       for (const std::string& op : SupportedOperators()) std::cout << op << "\n";
+      for (const std::string& t : LoweredCustomCallTargets()) std::cout << "custom-call:" << t << "\n";
       return kExitOk;
     case Command::kCompile:
       return Compile(parsed->options);

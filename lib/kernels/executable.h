@@ -52,6 +52,8 @@ struct ExecOptions {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   bool stochastic_rounding = false;
   uint64_t sr_seed = 0;
+  // What the GetRngSeed custom-call returns: one value per execution.
+  uint64_t rng_seed = 0;
   int replica_id = 0;
   int partition_id = 0;
   int replica_count = 1;

@@ -960,6 +960,14 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
         alias_same(instr.operand(0));
         return absl::OkStatus();
       }
+      if (target == "GetRngSeed") {
+        if (instr.operand_count() != 0 || !shape.IsArray() || shape.ElementCount() != 1 ||
+            hlo::BitWidth(shape.type) != 64 || !hlo::IsInteger(shape.type))
+          return Unsupported(instr, "GetRngSeed must return one 64-bit integer");
+        Buf* out = own()[0];
+        plan.steps.push_back({instr.name(), [out](RunCtx& ctx) { std::memcpy(out->data, &ctx.opts->rng_seed, 8); return absl::OkStatus(); }, {out}});
+        return absl::OkStatus();
+      }
       auto k = PlanCustomCall(instr);
       if (!k.ok()) return Unsupported(instr, k.status().message());
       std::shared_ptr<CustomCallKernel> kernel = std::move(*k);

@@ -3,6 +3,8 @@
 #ifndef NEURON_LIB_KERNELS_SUPPORT_H_
 #define NEURON_LIB_KERNELS_SUPPORT_H_
 
+#include <string_view>
+
 #include "lib/hlo/opcode.h"
 
 namespace neuron::kernels {
@@ -10,6 +12,10 @@ namespace neuron::kernels {
 // False for operators whose kernels compute in real arithmetic only: a
 // complex operand or result is refused for them.
 bool RunsWithComplexTypes(hlo::Opcode op);
+
+// Custom-call targets the executor runs itself (the compiler lowers the
+// others it knows to plain HLO): GetRngSeed, the execution's RNG seed.
+bool RunsCustomCall(std::string_view target);
 
 }  // namespace neuron::kernels
 

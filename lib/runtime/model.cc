@@ -69,6 +69,15 @@ const char* VerbosityName(config::NumericalVerbosity v) {
 
 }  // namespace
 
+// GetRngSeed's value: a new one per execution, the same sequence in
+// every process (runs are reproducible).
+static uint64_t NextRngSeed() {
+  static std::atomic<uint64_t> executions{0};
+  uint64_t x = (executions.fetch_add(1, std::memory_order_relaxed) + 1) * 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  return x ^ (x >> 31);
+}
+
 absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffer*>& inputs,
                                              const std::vector<TensorBuffer*>& outputs,
                                              const ExecuteOptions& options) {
@@ -112,6 +121,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   exec.threads = s.threads;
   exec.stochastic_rounding = cfg.stochastic_rounding_en;
   exec.sr_seed = cfg.stochastic_rounding_seed;
+  exec.rng_seed = NextRngSeed();
   exec.find_first_nonfinite = verbosity >= config::NumericalVerbosity::kDebug;
   if (cfg.exec_timeout_s > 0) {
     exec.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(cfg.exec_timeout_s);

@@ -8,7 +8,8 @@
 //     dimension): exp(x - max) / sum(exp(x - max)), and y * (dy - sum(dy * y)).
 //   - GEMMs (__cublas$gemm, __cublas$lt$matmul, __onednn$matmul): dot, with
 //     the dot dimension numbers of the gemm backend config (alpha 1, beta 0).
-//   - xla_builder.math.Acos: atan2(sqrt(1 - x*x), x).
+//   - xla_builder.math.Acos: atan2(sqrt(1 - x*x), x); for complex z,
+//     -i log(z + i sqrt(1 - z^2)).
 //   - domain instructions: the identity.
 //   - Convolutions (__cudnn$convForward, __cudnn$convBiasActivationForward
 //     with a bias and relu/no activation): convolution (+ bias, + relu).
@@ -94,7 +95,7 @@ class Lowering {
 
   // acos(x) = atan2(sqrt(1 - x*x), x); NaN outside [-1, 1] as acos.
   absl::StatusOr<Instruction*> Acos(hlo::Computation* c, Instruction* cc) {
-    if (hlo::IsComplex(cc->shape().type)) return nullptr;  // the support check names the complex type
+    if (hlo::IsComplex(cc->shape().type)) return ComplexAcos(c, cc);
     if (cc->operand_count() != 1 || !hlo::IsFloatingPoint(cc->shape().type) ||
         !cc->operand(0)->shape().Compatible(cc->shape())) {
       return Bad(cc, "expected one floating-point operand of the result's shape");
@@ -108,6 +109,35 @@ class Lowering {
     Instruction* rest = Binary(c, Opcode::kSubtract, ones, sq);
     Instruction* root = AddInstruction(c, Opcode::kSqrt, names_.Get("sqrt"), s, {rest});
     return Binary(c, Opcode::kAtan2, root, x);
+  }
+
+  // acos(z) = -i log(z + i sqrt(1 - z^2)), written with real/imag parts:
+  // with w = sqrt(1 - z^2), z + i w = (re z - im w) + i (im z + re w), and
+  // -i L = im L - i re L.
+  absl::StatusOr<Instruction*> ComplexAcos(hlo::Computation* c, Instruction* cc) {
+    if (cc->operand_count() != 1 || !cc->operand(0)->shape().Compatible(cc->shape())) {
+      return Bad(cc, "expected one complex operand of the result's shape");
+    }
+    Instruction* z = cc->operand(0);
+    const std::vector<int64_t>& dims = z->shape().dims;
+    Shape cs = Shape::Array(z->shape().type, dims);
+    Shape rs = Shape::Array(hlo::ComplexComponentType(z->shape().type), dims);
+    auto part = [&](Opcode op, Instruction* v) { return AddInstruction(c, op, names_.Get(std::string(hlo::OpcodeName(op))), rs, {v}); };
+    auto make_complex = [&](Instruction* re, Instruction* im) {
+      return AddInstruction(c, Opcode::kComplex, names_.Get("complex"), cs, {re, im});
+    };
+    auto splat = [&](double v) {
+      Instruction* k = AddScalarConstant(c, names_, rs.type, v);
+      Instruction* b = AddInstruction(c, Opcode::kBroadcast, names_.Get("broadcast"), rs, {k});
+      b->attrs().has_dimensions = true;
+      return b;
+    };
+    Instruction* one = make_complex(splat(1.0), splat(0.0));
+    Instruction* w = AddInstruction(c, Opcode::kSqrt, names_.Get("sqrt"), cs, {Binary(c, Opcode::kSubtract, one, Binary(c, Opcode::kMultiply, z, z))});
+    Instruction* a = make_complex(Binary(c, Opcode::kSubtract, part(Opcode::kReal, z), part(Opcode::kImag, w)),
+                                  Binary(c, Opcode::kAdd, part(Opcode::kImag, z), part(Opcode::kReal, w)));
+    Instruction* l = AddInstruction(c, Opcode::kLog, names_.Get("log"), cs, {a});
+    return make_complex(part(Opcode::kImag, l), part(Opcode::kNegate, part(Opcode::kReal, l)));
   }
 
   // The lowered instruction must be well formed; vendor variants we do
@@ -249,6 +279,61 @@ class Lowering {
     return Checked(cc, dot);
   }
 
+  // cuDNN's NCHW_VECT_C layouts carry one more dimension than the dim
+  // labels: the last, a vector of `v` features of the labelled feature
+  // dimension (feature = f * v + lane). Moves the lanes next to `feature` and
+  // merges them into it.
+  Instruction* Unvectorize(hlo::Computation* c, Instruction* x, int64_t feature) {
+    const Shape& s = x->shape();
+    int64_t r = s.rank();
+    std::vector<int64_t> perm, dims;
+    for (int64_t d = 0; d + 1 < r; ++d) {
+      perm.push_back(d);
+      if (d == feature) perm.push_back(r - 1);
+    }
+    for (int64_t d : perm) dims.push_back(s.dims[d]);
+    Instruction* t = AddInstruction(c, Opcode::kTranspose, names_.Get("transpose"), Shape::Array(s.type, dims), {x});
+    t->attrs().dimensions = perm;
+    t->attrs().has_dimensions = true;
+    dims.erase(dims.begin() + feature + 1);
+    dims[feature] = s.dims[feature] * s.dims[r - 1];
+    return AddInstruction(c, Opcode::kReshape, names_.Get("reshape"), Shape::Array(s.type, dims), {t});
+  }
+
+  // The inverse for the result: splits `feature` into (features / v, v) and
+  // moves the lanes last, giving `vectorized`.
+  Instruction* Vectorize(hlo::Computation* c, Instruction* x, int64_t feature, const Shape& vectorized) {
+    const Shape& s = x->shape();
+    int64_t lanes = vectorized.dims.back();
+    std::vector<int64_t> split = s.dims;
+    split[feature] /= lanes;
+    split.insert(split.begin() + feature + 1, lanes);
+    Instruction* r = AddInstruction(c, Opcode::kReshape, names_.Get("reshape"), Shape::Array(s.type, split), {x});
+    std::vector<int64_t> perm;
+    for (int64_t d = 0; d < static_cast<int64_t>(split.size()); ++d) {
+      if (d != feature + 1) perm.push_back(d);
+    }
+    perm.push_back(feature + 1);
+    Instruction* t = AddInstruction(c, Opcode::kTranspose, names_.Get("transpose"), Shape::Array(s.type, vectorized.dims), {r});
+    t->attrs().dimensions = perm;
+    t->attrs().has_dimensions = true;
+    return t;
+  }
+
+  Instruction* Splat(hlo::Computation* c, hlo::ElementType type, const std::vector<int64_t>& dims, double v) {
+    Instruction* k = AddScalarConstant(c, names_, type, v);
+    Instruction* b = AddInstruction(c, Opcode::kBroadcast, names_.Get("broadcast"), Shape::Array(type, dims), {k});
+    b->attrs().has_dimensions = true;
+    return b;
+  }
+
+  Instruction* Convert(hlo::Computation* c, Instruction* x, hlo::ElementType type) {
+    if (x->shape().type == type) return x;
+    return AddInstruction(c, Opcode::kConvert, names_.Get("convert"), Shape::Array(type, x->shape().dims), {x});
+  }
+
+  // cuDNN convolutions. Integer (int8) ones compute in f32, as cuDNN does,
+  // then round to nearest and saturate to the result type.
   absl::StatusOr<Instruction*> Convolution(hlo::Computation* c, Instruction* cc) {
     const hlo::Attributes& a = cc->attrs();
     if (cc->operand_count() < 2 || !a.conv || !a.has_window) {
@@ -261,16 +346,8 @@ class Lowering {
     if (with_bias && cc->operand_count() != 3) {
       return Bad(cc, "only the (input, kernel, bias) form is supported, not a side input");
     }
-    Instruction* conv = AddInstruction(c, Opcode::kConvolution, names_.Get("convolution"), result,
-                                       {cc->operand(0), cc->operand(1)});
-    conv->attrs().conv = a.conv;
-    conv->attrs().window = a.window;
-    conv->attrs().has_window = true;
-    conv->attrs().feature_group_count = a.feature_group_count;
-    conv->attrs().batch_group_count = a.batch_group_count;
-    if (absl::StatusOr<Instruction*> ok = Checked(cc, conv); !ok.ok()) return ok.status();
-    if (!with_bias) return conv;
     std::string activation = "kNone";
+    double scale = 1;
     nlohmann::json config = nlohmann::json::parse(a.backend_config, nullptr, false);
     if (!config.is_discarded() && config.is_object()) {
       const nlohmann::json& k = config.contains("cudnn_conv_backend_config") ? config["cudnn_conv_backend_config"] : config;
@@ -282,27 +359,80 @@ class Lowering {
         int64_t mode = k["activation_mode"].get<int64_t>();
         activation = mode == 0 ? "kNone" : mode == 2 ? "kRelu" : std::to_string(mode);
       }
-      if (k.contains("conv_result_scale") && k["conv_result_scale"].is_number() &&
-          k["conv_result_scale"].get<double>() != 1) {
-        return Bad(cc, "conv_result_scale != 1 is not supported");
+      if (k.contains("conv_result_scale") && k["conv_result_scale"].is_number()) scale = k["conv_result_scale"].get<double>();
+      if (k.contains("reordered_int8_nchw_vect") && k["reordered_int8_nchw_vect"].is_boolean() &&
+          k["reordered_int8_nchw_vect"].get<bool>()) {
+        return Bad(cc, "filters reordered for cuDNN (reordered_int8_nchw_vect) are not supported");
       }
     }
     if (activation != "kNone" && activation != "kRelu") {
       return Bad(cc, absl::StrFormat("activation_mode '%s' is not supported (kNone, kRelu)", activation));
     }
-    Instruction* bias = cc->operand(2);
-    if (bias->shape().rank() != 1 || bias->shape().type != result.type) return Bad(cc, "bias must be a vector of the result type");
-    Instruction* b = AddInstruction(c, Opcode::kBroadcast, names_.Get("broadcast"), Shape::Array(result.type, result.dims), {bias});
-    b->attrs().dimensions = {a.conv->output_feature};
-    b->attrs().has_dimensions = true;
-    Instruction* out = Binary(c, Opcode::kAdd, conv, b);
-    if (activation == "kRelu") {
-      Instruction* zero = AddScalarConstant(c, names_, result.type, 0.0);
-      Instruction* zeros = AddInstruction(c, Opcode::kBroadcast, names_.Get("broadcast"), Shape::Array(result.type, result.dims), {zero});
-      zeros->attrs().dimensions = {};
-      zeros->attrs().has_dimensions = true;
-      out = Binary(c, Opcode::kMaximum, out, zeros);
+    const hlo::ConvDims& cd = *a.conv;
+    const int64_t labelled = static_cast<int64_t>(cd.input_spatial.size()) + 2;
+    Instruction* input = cc->operand(0);
+    Instruction* kernel = cc->operand(1);
+    bool vectorized = input->shape().rank() == labelled + 1;
+    if (vectorized) {
+      if (kernel->shape().rank() != labelled + 1 || result.rank() != labelled + 1 ||
+          input->shape().dims.back() != kernel->shape().dims.back() || result.dims.back() <= 0) {
+        return Bad(cc, "a vectorized (NCHW_VECT_C) form needs input, kernel and result each with one trailing lane dimension");
+      }
+      input = Unvectorize(c, input, cd.input_feature);
+      kernel = Unvectorize(c, kernel, cd.kernel_input_feature);
     }
+    Shape conv_shape = result;
+    if (vectorized) {
+      conv_shape.dims.pop_back();
+      if (cd.output_feature < 0 || cd.output_feature >= static_cast<int64_t>(conv_shape.dims.size())) {
+        return Bad(cc, "output feature dimension out of range");
+      }
+      conv_shape.dims[cd.output_feature] *= result.dims.back();
+    }
+    conv_shape.layout.reset();
+    bool integer = hlo::IsInteger(result.type);
+    hlo::ElementType compute = integer ? hlo::ElementType::kF32 : result.type;
+    if (integer) {
+      input = Convert(c, input, compute);
+      kernel = Convert(c, kernel, compute);
+    }
+    Instruction* conv = AddInstruction(c, Opcode::kConvolution, names_.Get("convolution"),
+                                       Shape::Array(compute, conv_shape.dims), {input, kernel});
+    conv->attrs().conv = a.conv;
+    conv->attrs().window = a.window;
+    conv->attrs().has_window = true;
+    conv->attrs().feature_group_count = a.feature_group_count;
+    conv->attrs().batch_group_count = a.batch_group_count;
+    if (absl::StatusOr<Instruction*> ok = Checked(cc, conv); !ok.ok()) return ok.status();
+    const std::vector<int64_t>& dims = conv_shape.dims;
+    Instruction* out = conv;
+    if (scale != 1) {
+      if (!hlo::IsFloatingPoint(compute)) return Bad(cc, "conv_result_scale needs a floating-point computation");
+      out = Binary(c, Opcode::kMultiply, out, Splat(c, compute, dims, scale));
+    }
+    if (with_bias) {
+      Instruction* bias = cc->operand(2);
+      if (bias->shape().rank() != 1 || bias->shape().dims[0] != dims[cd.output_feature] ||
+          (!integer && bias->shape().type != result.type) || !hlo::IsArrayType(bias->shape().type)) {
+        return Bad(cc, "bias must be a vector of the output features");
+      }
+      Instruction* b = AddInstruction(c, Opcode::kBroadcast, names_.Get("broadcast"), Shape::Array(compute, dims),
+                                      {Convert(c, bias, compute)});
+      b->attrs().dimensions = {cd.output_feature};
+      b->attrs().has_dimensions = true;
+      out = Binary(c, Opcode::kAdd, out, b);
+    }
+    if (activation == "kRelu") out = Binary(c, Opcode::kMaximum, out, Splat(c, compute, dims, 0.0));
+    if (integer) {
+      Shape fs = Shape::Array(compute, dims);
+      out = AddInstruction(c, Opcode::kRoundNearestEven, names_.Get("round-nearest-even"), fs, {out});
+      double lo = hlo::IsSignedInt(result.type) ? -std::ldexp(1.0, hlo::BitWidth(result.type) - 1) : 0.0;
+      double hi = (hlo::IsSignedInt(result.type) ? std::ldexp(1.0, hlo::BitWidth(result.type) - 1)
+                                                 : std::ldexp(1.0, hlo::BitWidth(result.type))) - 1;
+      out = AddInstruction(c, Opcode::kClamp, names_.Get("clamp"), fs, {Splat(c, compute, dims, lo), out, Splat(c, compute, dims, hi)});
+      out = Convert(c, out, result.type);
+    }
+    if (vectorized) out = Vectorize(c, out, cd.output_feature, result);
     return out;
   }
 

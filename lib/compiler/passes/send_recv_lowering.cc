@@ -1,0 +1,163 @@
+// Lowers device-to-device send/recv pairs to collective-permute, the
+// operation they spell out step by step: the data of a `send` reaches the
+// matching `recv` on the targets of `_xla_send_recv_source_target_pairs`.
+// A recv is matched with the send of the same computation, channel and
+// pairs (the k-th recv with the k-th send when several share them, as XLA
+// issues them in order). recv-done's data becomes the permute, its token
+// and send-done's a fresh after-all; the four instructions are removed.
+//
+// Host transfers (is_host_transfer) and unmatched halves are left alone:
+// the support check then refuses them by name.
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "lib/compiler/diagnostics.h"
+#include "lib/compiler/error_codes.h"
+#include "lib/compiler/ir_util.h"
+#include "lib/compiler/passes/passes.h"
+
+namespace neuron::compiler {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+constexpr std::string_view kPairsAttr = "_xla_send_recv_source_target_pairs";
+
+const std::string* FrontendAttribute(const Instruction& inst, std::string_view key) {
+  for (const auto& [k, v] : inst.attrs().frontend_attributes) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+// "{{1,0},{2,1}}" -> {(1,0),(2,1)}; nullopt when malformed.
+std::optional<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(std::string_view text) {
+  std::vector<int64_t> numbers;
+  int depth = 0;
+  for (size_t i = 0; i < text.size();) {
+    char ch = text[i];
+    if (ch == '{') {
+      if (++depth > 2) return std::nullopt;
+      ++i;
+    } else if (ch == '}') {
+      if (--depth < 0) return std::nullopt;
+      ++i;
+    } else if (ch == ',' || ch == ' ') {
+      ++i;
+    } else if (ch >= '0' && ch <= '9') {
+      int64_t v = 0;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9') v = v * 10 + (text[i++] - '0');
+      numbers.push_back(v);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (depth != 0 || numbers.size() % 2 != 0) return std::nullopt;
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (size_t i = 0; i < numbers.size(); i += 2) pairs.emplace_back(numbers[i], numbers[i + 1]);
+  return pairs;
+}
+
+// The -done instruction of a send or recv (its only user of that opcode).
+Instruction* DoneOf(const Instruction* start, Opcode done_opcode) {
+  for (Instruction* u : start->users()) {
+    if (u->opcode() == done_opcode) return u;
+  }
+  return nullptr;
+}
+
+class SendRecvLoweringPass : public Pass {
+ public:
+  std::string_view Name() const override { return "send-recv-lowering"; }
+
+  absl::StatusOr<bool> Run(hlo::Module& module) override {
+    bool changed = false;
+    NameUniquer names(module);
+    for (hlo::Computation* c : module.computations()) {
+      absl::StatusOr<bool> r = RunOn(c, names);
+      if (!r.ok()) return r.status();
+      changed |= *r;
+    }
+    return changed;
+  }
+
+ private:
+  using Key = std::tuple<int64_t, std::string>;  // channel, pairs text
+
+  static std::optional<Key> KeyOf(const Instruction& inst) {
+    if (inst.attrs().is_host_transfer) return std::nullopt;
+    const std::string* pairs = FrontendAttribute(inst, kPairsAttr);
+    if (!pairs) return std::nullopt;
+    return Key{inst.attrs().channel_id.value_or(-1), *pairs};
+  }
+
+  absl::StatusOr<bool> RunOn(hlo::Computation* c, NameUniquer& names) {
+    std::map<Key, std::vector<Instruction*>> sends, recvs;
+    for (Instruction* inst : c->PostOrder()) {
+      if (inst->opcode() != Opcode::kSend && inst->opcode() != Opcode::kRecv) continue;
+      std::optional<Key> key = KeyOf(*inst);
+      if (!key) continue;
+      (inst->opcode() == Opcode::kSend ? sends : recvs)[*key].push_back(inst);
+    }
+    bool changed = false;
+    for (auto& [key, rs] : recvs) {
+      auto it = sends.find(key);
+      if (it == sends.end()) continue;
+      for (size_t k = 0; k < rs.size() && k < it->second.size(); ++k) {
+        absl::StatusOr<bool> r = LowerPair(c, names, it->second[k], rs[k]);
+        if (!r.ok()) return r.status();
+        changed |= *r;
+      }
+    }
+    return changed;
+  }
+
+  absl::StatusOr<bool> LowerPair(hlo::Computation* c, NameUniquer& names, Instruction* send, Instruction* recv) {
+    Instruction* send_done = DoneOf(send, Opcode::kSendDone);
+    Instruction* recv_done = DoneOf(recv, Opcode::kRecvDone);
+    if (!send_done || !recv_done || send->users().size() != 1 || recv->users().size() != 1 ||
+        send->operand_count() < 1 || !recv_done->shape().IsTuple() || recv_done->shape().tuple.size() != 2) {
+      return false;  // an unusual form: left for the support check to name
+    }
+    std::optional<std::vector<std::pair<int64_t, int64_t>>> pairs =
+        ParsePairs(*FrontendAttribute(*recv, kPairsAttr));
+    if (!pairs) {
+      return CompileError(kErrVerifyFailed,
+                          absl::StrFormat("%s is not a list of {source,target} pairs",
+                                          std::string(kPairsAttr)),
+                          recv);
+    }
+    Instruction* data = send->operand(0);
+    const hlo::Shape& data_shape = recv_done->shape().tuple[0];
+    if (!data->shape().Compatible(data_shape)) {
+      return CompileError(kErrVerifyFailed,
+                          absl::StrFormat("recv of %s is matched with a send of %s", data_shape.ToString(false),
+                                          data->shape().ToString(false)),
+                          recv);
+    }
+    Instruction* permute =
+        AddInstruction(c, Opcode::kCollectivePermute, names.Get("collective-permute"), data_shape, {data});
+    permute->attrs().source_target_pairs = *pairs;
+    permute->attrs().channel_id = recv->attrs().channel_id;
+    permute->attrs().metadata = recv->attrs().metadata;
+    Instruction* token = AddInstruction(c, Opcode::kAfterAll, names.Get("after-all"), hlo::Shape::Token());
+    Instruction* result =
+        AddInstruction(c, Opcode::kTuple, names.Get("tuple"), recv_done->shape(), {permute, token});
+    recv_done->ReplaceAllUsesWith(result);
+    send_done->ReplaceAllUsesWith(token);
+    for (Instruction* dead : {recv_done, send_done, recv, send}) {
+      if (absl::Status s = c->RemoveInstruction(dead); !s.ok()) return s;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> MakeSendRecvLoweringPass() { return std::make_unique<SendRecvLoweringPass>(); }
+
+}  // namespace neuron::compiler

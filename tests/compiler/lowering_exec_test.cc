@@ -1,0 +1,215 @@
+// Lowerings checked by running them: the compiled module executes and its
+// results match a straightforward reference (send/recv as a permute,
+// complex acos, GetRngSeed, cuDNN int8 and vectorized convolutions).
+#include <complex>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "lib/compiler/supported_ops.h"
+#include "lib/kernels/element_convert.h"
+#include "lib/kernels/executable.h"
+#include "tests/compiler/test_util.h"
+
+namespace neuron::compiler {
+namespace {
+
+using kernels::Tensor;
+using testing::CompileText;
+using testing::CountOpcode;
+
+absl::StatusOr<std::vector<Tensor>> CompileAndRun(std::string_view text, const std::vector<Tensor>& inputs,
+                                                  const kernels::ExecOptions& exec = {}) {
+  CompileOptions options;
+  options.optlevel = 2;
+  absl::StatusOr<CompileResult> r = CompileText(text, options, /*emit_neff=*/false);
+  if (!r.ok()) return r.status();
+  absl::StatusOr<std::unique_ptr<kernels::Executable>> exe = kernels::Executable::Build(*r->module);
+  if (!exe.ok()) return exe.status();
+  std::vector<Tensor> outs;
+  if (absl::Status s = (*exe)->Run(inputs, &outs, exec); !s.ok()) return s;
+  return outs;
+}
+
+constexpr char kSendRecv[] = R"(HloModule sr
+ENTRY e {
+  p = u32[3] parameter(0)
+  tok = token[] after-all()
+  recv = (u32[3], u32[], token[]) recv(tok), channel_id=2, frontend_attributes={_xla_send_recv_source_target_pairs="PAIRS"}
+  send = (u32[3], u32[], token[]) send(p, tok), channel_id=2, control-predecessors={recv}, frontend_attributes={_xla_send_recv_source_target_pairs="PAIRS"}
+  recv-done = (u32[3], token[]) recv-done(recv), channel_id=2
+  send-done = token[] send-done(send), channel_id=2, control-predecessors={recv}
+  ROOT data = u32[3] get-tuple-element(recv-done), index=0
+}
+)";
+
+std::string WithPairs(std::string_view pairs) {
+  std::string text = kSendRecv;
+  for (size_t at; (at = text.find("PAIRS")) != std::string::npos;) text.replace(at, 5, pairs);
+  return text;
+}
+
+TEST(SendRecvLoweringTest, BecomesACollectivePermute) {
+  CompileOptions options;
+  absl::StatusOr<CompileResult> r = CompileText(WithPairs("{{0,0}}"), options, false);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(CountOpcode(*r->module, hlo::Opcode::kSend), 0);
+  EXPECT_EQ(CountOpcode(*r->module, hlo::Opcode::kRecvDone), 0);
+  EXPECT_EQ(CountOpcode(*r->module, hlo::Opcode::kCollectivePermute), 1);
+}
+
+TEST(SendRecvLoweringTest, DataFollowsThePairs) {
+  Tensor in(hlo::ElementType::kU32, {3});
+  for (int i = 0; i < 3; ++i) reinterpret_cast<uint32_t*>(in.data())[i] = 7 + i;
+  // Device 0 sending to itself receives its data.
+  auto self = CompileAndRun(WithPairs("{{0,0}}"), {in});
+  ASSERT_TRUE(self.ok()) << self.status();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(reinterpret_cast<uint32_t*>((*self)[0].data())[i], 7u + i);
+  // Nothing is sent to device 0 from device 0 under {1,0} on one device.
+  auto other = CompileAndRun(WithPairs("{{1,0}}"), {in});
+  ASSERT_TRUE(other.ok()) << other.status();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(reinterpret_cast<uint32_t*>((*other)[0].data())[i], 0u);
+}
+
+TEST(SendRecvLoweringTest, HostTransfersAndBadPairsAreRefusedByName) {
+  std::string host = WithPairs("{{0,0}}");
+  const std::string marked = "channel_id=2, is_host_transfer=true,";
+  for (size_t at = 0; (at = host.find("channel_id=2,", at)) != std::string::npos; at += marked.size()) {
+    host.replace(at, 13, marked);
+  }
+  CompileOptions options;
+  absl::StatusOr<CompileResult> r = CompileText(host, options, false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unsupported operator"), std::string::npos) << r.status();
+  r = CompileText(WithPairs("{{0,x}}"), options, false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("_xla_send_recv_source_target_pairs"), std::string::npos) << r.status();
+}
+
+// Every target list-operators names is one the compiler knows: it may
+// reject a malformed use, but never as an unknown target.
+TEST(CustomCallLoweringExecTest, EveryListedTargetIsKnown) {
+  for (const std::string& target : LoweredCustomCallTargets()) {
+    std::string text = "HloModule t\nENTRY e {\n  p = f32[2,2] parameter(0)\n  ROOT r = f32[2,2] custom-call(p), custom_call_target=\"" +
+                       target + "\"\n}\n";
+    CompileOptions options;
+    absl::StatusOr<CompileResult> r = CompileText(text, options, false);
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().message().find("NCC-E0202"), std::string::npos) << target << ": " << r.status();
+    }
+  }
+}
+
+TEST(CustomCallLoweringExecTest, ComplexAcosMatchesStd) {
+  const std::vector<std::complex<float>> z = {{0.5f, 0}, {2, 1}, {-3, -0.25f}, {0, 4}, {-0.2f, 0.7f}};
+  Tensor in(hlo::ElementType::kC64, {static_cast<int64_t>(z.size())});
+  std::memcpy(in.data(), z.data(), z.size() * sizeof(z[0]));
+  auto out = CompileAndRun(R"(HloModule a
+ENTRY e {
+  z = c64[5] parameter(0)
+  ROOT r = c64[5] custom-call(z), custom_call_target="xla_builder.math.Acos"
+})",
+                           {in});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const auto* got = reinterpret_cast<const std::complex<float>*>((*out)[0].data());
+  for (size_t i = 0; i < z.size(); ++i) {
+    std::complex<float> want = std::acos(z[i]);
+    EXPECT_NEAR(got[i].real(), want.real(), 1e-4) << i;
+    EXPECT_NEAR(got[i].imag(), want.imag(), 1e-4) << i;
+  }
+}
+
+TEST(CustomCallLoweringExecTest, GetRngSeedIsTheExecutionsSeedEverywhere) {
+  kernels::ExecOptions exec;
+  exec.rng_seed = 0x123456789abcull;
+  auto out = CompileAndRun(R"(HloModule s
+sub {
+  ROOT s = u64[] custom-call(), custom_call_target="GetRngSeed"
+}
+ENTRY e {
+  a = u64[] custom-call(), custom_call_target="GetRngSeed"
+  b = u64[] call(), to_apply=sub
+  ROOT t = (u64[], u64[]) tuple(a, b)
+})",
+                           {}, exec);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ(*reinterpret_cast<const uint64_t*>((*out)[0].data()), exec.rng_seed);
+  EXPECT_EQ(*reinterpret_cast<const uint64_t*>((*out)[1].data()), exec.rng_seed);
+}
+
+// Reference int8 convolution, NHWC input, OHWI filter, SAME padding for a
+// 3x3 window, f32 accumulation, + bias, relu, round and saturate.
+std::vector<int8_t> ReferenceConv(const std::vector<int8_t>& x, const std::vector<int8_t>& w,
+                                  const std::vector<float>& bias, int n, int h, int wd, int c, int o) {
+  std::vector<int8_t> out(static_cast<size_t>(n) * h * wd * o);
+  for (int b = 0; b < n; ++b)
+    for (int y = 0; y < h; ++y)
+      for (int xx = 0; xx < wd; ++xx)
+        for (int oc = 0; oc < o; ++oc) {
+          float acc = 0;
+          for (int ky = 0; ky < 3; ++ky)
+            for (int kx = 0; kx < 3; ++kx) {
+              int iy = y + ky - 1, ix = xx + kx - 1;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+              for (int ic = 0; ic < c; ++ic)
+                acc += float(x[((b * h + iy) * wd + ix) * c + ic]) * float(w[((oc * 3 + ky) * 3 + kx) * c + ic]);
+            }
+          float v = std::max(acc + bias[oc], 0.0f);
+          v = std::nearbyint(v);
+          out[((b * h + y) * wd + xx) * o + oc] = static_cast<int8_t>(std::clamp(v, -128.0f, 127.0f));
+        }
+  return out;
+}
+
+TEST(CustomCallLoweringExecTest, CudnnInt8ConvWithF32BiasSaturates) {
+  const int n = 1, h = 4, wd = 5, c = 8, o = 8;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> dist(-128, 127);
+  std::vector<int8_t> x(n * h * wd * c), w(o * 9 * c);
+  std::vector<float> bias(o);
+  for (auto& v : x) v = static_cast<int8_t>(dist(rng));
+  for (auto& v : w) v = static_cast<int8_t>(dist(rng) / 16);
+  for (int i = 0; i < o; ++i) bias[i] = i * 3.25f - 10;
+  Tensor tx(hlo::ElementType::kS8, {n, h, wd, c}), tw(hlo::ElementType::kS8, {o, 3, 3, c}), tb(hlo::ElementType::kF32, {o});
+  std::memcpy(tx.data(), x.data(), x.size());
+  std::memcpy(tw.data(), w.data(), w.size());
+  std::memcpy(tb.data(), bias.data(), bias.size() * 4);
+  std::vector<int8_t> want = ReferenceConv(x, w, bias, n, h, wd, c, o);
+
+  auto plain = CompileAndRun(R"(HloModule c
+ENTRY e {
+  x = s8[1,4,5,8] parameter(0)
+  w = s8[8,3,3,8] parameter(1)
+  b = f32[8] parameter(2)
+  cc = (s8[1,4,5,8], u8[0]) custom-call(x, w, b), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_o01i->b01f, custom_call_target="__cudnn$convBiasActivationForward", backend_config="{\"cudnn_conv_backend_config\":{\"activation_mode\":\"2\",\"conv_result_scale\":1}}"
+  ROOT r = s8[1,4,5,8] get-tuple-element(cc), index=0
+})",
+                             {tx, tw, tb});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  const auto* got = reinterpret_cast<const int8_t*>((*plain)[0].data());
+  int saturated = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(got[i], want[i]) << i;
+    saturated += want[i] == 127;
+  }
+  EXPECT_GT(saturated, 0);  // the data exercises saturation
+
+  // The same convolution with the features in vectors of 4 lanes.
+  auto vect = CompileAndRun(R"(HloModule v
+ENTRY e {
+  x = s8[1,4,5,8] parameter(0)
+  w = s8[8,3,3,8] parameter(1)
+  b = f32[8] parameter(2)
+  xv = s8[1,4,5,2,4] reshape(x)
+  wv = s8[8,3,3,2,4] reshape(w)
+  cc = (s8[1,4,5,2,4], u8[0]) custom-call(xv, wv, b), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_o01i->b01f, custom_call_target="__cudnn$convBiasActivationForward", backend_config="{\"cudnn_conv_backend_config\":{\"activation_mode\":\"2\",\"conv_result_scale\":1}}"
+  g = s8[1,4,5,2,4] get-tuple-element(cc), index=0
+  ROOT r = s8[1,4,5,8] reshape(g)
+})",
+                            {tx, tw, tb});
+  ASSERT_TRUE(vect.ok()) << vect.status();
+  EXPECT_EQ(std::memcmp((*vect)[0].data(), want.data(), want.size()), 0);
+}
+
+}  // namespace
+}  // namespace neuron::compiler
