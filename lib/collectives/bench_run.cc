@@ -69,7 +69,15 @@ uint64_t Mix(uint64_t x) {  // splitmix64
 struct Buffer {
   char* data = nullptr;
   size_t bytes = 0;
-  ~Buffer() { std::free(data); }
+  bool owned = true;
+  ~Buffer() {
+    if (owned) std::free(data);
+  }
+  void Use(char* at, size_t n) {  // memory of the communicator's arena
+    data = at;
+    bytes = n;
+    owned = false;
+  }
   void Reserve(size_t n) {
     bytes = std::max<size_t>(n, 64);
     data = static_cast<char*>(std::aligned_alloc(4096, (bytes + 4095) & ~size_t{4095}));
@@ -140,7 +148,22 @@ std::string JsonReport(const BenchFlags& f, const std::vector<Row>& rows,
   return j;
 }
 
+constexpr uint64_t Page(uint64_t n) { return (n + 4095) & ~uint64_t{4095}; }
+
 }  // namespace
+
+uint64_t BenchArenaBytes(const BenchFlags& f, int world) {
+  if (f.op != BenchOp::kAllReduce || world < 2) return 0;
+  uint64_t in = 0, out = 0;
+  for (uint64_t s : BenchSizes(f)) {
+    const Shape sh = ShapeFor(f.op, s, DataTypeSize(f.type), world);
+    in = std::max(in, sh.in_elems * DataTypeSize(f.type));
+    out = std::max(out, sh.out_elems * DataTypeSize(f.type));
+  }
+  const uint64_t total = Page(std::max<uint64_t>(in, 1)) + Page(std::max<uint64_t>(out, 1));
+  // Keep the segment modest: the arenas of every rank of a host live in it.
+  return total * static_cast<uint64_t>(world) <= (uint64_t{4} << 30) ? total : 0;
+}
 
 double BenchInputValue(const BenchFlags& f, int rank, uint64_t i) {
   if (f.check == CheckMode::kNone) return 0;  // nccom-test: zero-filled
@@ -169,8 +192,13 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
     max_out = std::max(max_out, sh.out_elems * es);
   }
   Buffer in, out, expected, tmp;
-  in.Reserve(max_in);
-  out.Reserve(max_out);
+  if (char* arena = comm.Arena()) {
+    in.Use(arena, max_in);
+    out.Use(arena + Page(std::max<uint64_t>(max_in, 1)), max_out);
+  } else {
+    in.Reserve(max_in);
+    out.Reserve(max_out);
+  }
   const bool check = f.check != CheckMode::kNone;
   if (check) {
     expected.Reserve(max_out);

@@ -16,6 +16,10 @@ struct RunEnv {
 // Returns the exit status: 0, or 1 when a check failed or the run did.
 int RunBenchRank(Communicator& comm, const BenchFlags& flags, const RunEnv& env);
 
+// Arena bytes (CommOptions::arena_bytes) for the buffers of a run, so
+// all-reduce peers read them in place; 0 when not worth it.
+uint64_t BenchArenaBytes(const BenchFlags& flags, int world);
+
 // The value rank `rank` contributes at element i (random-access, so any
 // rank can compute every rank's input).
 double BenchInputValue(const BenchFlags& flags, int rank, uint64_t i);

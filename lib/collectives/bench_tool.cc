@@ -26,6 +26,7 @@ namespace {
 constexpr const char* kTool = "neuron-allreduce";
 
 int RunRank(const BenchFlags& flags, CommOptions options, const RunEnv& env) {
+  options.arena_bytes = BenchArenaBytes(flags, options.world);
   auto comm = Communicator::Create(options);
   if (!comm.ok()) {
     PrintError(kTool, absl::StrCat("rank ", options.rank, ": ", comm.status().message()));

@@ -38,6 +38,7 @@ struct RankFlags {
   Counter reduced;  // result slot of the step is written
   Counter done;     // finished reading the peers' slots of the step
   Counter barrier;  // barrier epoch reached
+  Counter entered;  // entered a zero-copy step; payload: its buffers
 };
 
 inline constexpr size_t kSegmentHeaderBytes = 4096;
@@ -53,6 +54,8 @@ struct Peer {
   std::string host;  // host key: ranks with the same key share memory
   sockaddr_in data_addr{};
   int local = -1;  // index among this host's ranks, -1 on other hosts
+  uint64_t arena_bytes = 0;
+  size_t arena_offset = 0;  // in the segment
 };
 
 // One operation's view of its group.
@@ -124,6 +127,12 @@ class Communicator::Impl {
                            uint64_t s, const std::vector<int>& readers);
   absl::Status ShmAllReduce(const GroupView& g, const char* in, char* out,
                             size_t count, DataType type, ReduceOp op);
+  absl::Status PipelinedAllReduce(const GroupView& g, const char* in, char* out,
+                                  size_t count, DataType type, ReduceOp op);
+  absl::Status ZeroCopyAllReduce(const GroupView& g, const char* in, char* out,
+                                 size_t count, DataType type, ReduceOp op,
+                                 bool* done);
+  char* ArenaOf(int rank) const { return shm + peers[rank].arena_offset; }
   absl::Status ShmReduceScatter(const GroupView& g, const char* in, char* out,
                                 size_t count, DataType type, ReduceOp op);
   absl::Status ShmAllGather(const GroupView& g, const char* in, char* out,

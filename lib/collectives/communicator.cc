@@ -30,6 +30,7 @@ struct Hello {
   uint32_t pid;
   uint32_t data_ip;    // network order
   uint32_t data_port;  // host order
+  uint64_t arena_bytes;
   char host[64];
 };
 
@@ -145,6 +146,7 @@ absl::Status Communicator::Impl::Bootstrap() {
   if (!lfd.ok()) return NrtError(NRT_RESOURCE, std::string(lfd.status().message()));
   data_listen_fd = *lfd;
   mine.data_port = ntohs(net::LocalAddr(data_listen_fd).sin_port);
+  mine.arena_bytes = (opt.arena_bytes + 4095) & ~uint64_t{4095};
 
   std::vector<Hello> table(static_cast<size_t>(world));
   if (rank == 0) {
@@ -238,6 +240,7 @@ absl::Status Communicator::Impl::Bootstrap() {
     p.data_addr.sin_family = AF_INET;
     p.data_addr.sin_addr.s_addr = table[r].data_ip;
     p.data_addr.sin_port = htons(static_cast<uint16_t>(table[r].data_port));
+    p.arena_bytes = table[r].arena_bytes;
     hosts.insert(p.host);
     if (p.host == host) p.local = nlocal++;
   }
@@ -299,6 +302,11 @@ absl::Status Communicator::Impl::SetupShm() {
   const size_t flags_bytes = (sizeof(RankFlags) * nlocal + 4095) & ~size_t{4095};
   data_offset = kSegmentHeaderBytes + flags_bytes;
   shm_size = data_offset + nlocal * 2 * nbuf * chunk;
+  for (int r = 0; r < world; ++r) {
+    if (peers[r].local < 0 || peers[r].arena_bytes == 0) continue;
+    peers[r].arena_offset = shm_size;
+    shm_size += peers[r].arena_bytes;
+  }
   char name[64];
   std::snprintf(name, sizeof(name), "/neuron-cc-%016llx-%d",
                 static_cast<unsigned long long>(nonce), leader);
@@ -447,6 +455,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
     impl->peers.resize(1);
     impl->peers[0].local = 0;
     impl->peers[0].pid = getpid();
+    impl->peers[0].arena_bytes = 0;  // one rank: nothing to share
     absl::Status st = impl->SetupShm();
     if (!st.ok()) return st;
     impl->links.assign(1, -1);
@@ -457,6 +466,11 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
 int Communicator::rank() const { return impl_->rank; }
 int Communicator::world() const { return impl_->world; }
 int Communicator::hosts() const { return impl_->nhosts; }
+char* Communicator::Arena() const {
+  const Impl& m = *impl_;
+  if (m.shm == nullptr || m.peers[m.rank].arena_bytes == 0) return nullptr;
+  return m.ArenaOf(m.rank);
+}
 
 absl::Status Communicator::AllReduce(const void* in, void* out, size_t count,
                                      DataType type, ReduceOp op,

@@ -47,6 +47,10 @@ struct CommOptions {
   bool one_thread_per_core = false;     // NEURON_RT_ONE_THREAD_PER_CORE
   std::vector<int> cpu_affinity;        // NEURON_RT_LOW_LATENCY_TASKS_CPU_AFFINITY
   uint64_t small_bytes = 0;             // latency-path limit (0: default)
+  // Bytes of this rank's arena in the shared segment (0: none). Buffers an
+  // all-reduce finds in the arenas of every member are read by the peers in
+  // place, with no staging copy.
+  uint64_t arena_bytes = 0;
 };
 
 // The NRT status a failed operation carries (NRT_SUCCESS for ok).
@@ -71,6 +75,9 @@ class Communicator {
   int rank() const;
   int world() const;
   int hosts() const;  // distinct hosts in the job
+  // This rank's arena (CommOptions::arena_bytes, page-aligned, populated),
+  // or nullptr when it has none.
+  char* Arena() const;
 
   // out = in0 OP in1 OP ... over the group (in may equal out).
   absl::Status AllReduce(const void* in, void* out, size_t count,

@@ -59,6 +59,34 @@ bool Alive(int pid) {
 
 inline size_t Ceil(size_t a, size_t b) { return (a + b - 1) / b; }
 
+// Messages this large do not stay in cache: their output is written with
+// non-temporal stores, which skip reading each line before writing it.
+constexpr size_t kStreamBytes = 8u << 20;
+constexpr size_t kStreamBlock = 16u << 10;
+
+// memcpy with non-temporal stores (dst need not be aligned).
+void StreamCopy(char* dst, const char* src, size_t n) {
+#if defined(__AVX__)
+  const size_t head = std::min(n, (32 - reinterpret_cast<uintptr_t>(dst) % 32) % 32);
+  std::memcpy(dst, src, head);
+  size_t i = head;
+  for (; i + 128 <= n; i += 128) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 32));
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 64));
+    const __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 96));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i), a);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i + 32), b);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i + 64), c);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i + 96), d);
+  }
+  std::memcpy(dst + i, src + i, n - i);
+  _mm_sfence();
+#else
+  std::memcpy(dst, src, n);
+#endif
+}
+
 #define RETURN_IF_ERROR(expr)           \
   do {                                  \
     absl::Status _st = (expr);          \
@@ -236,6 +264,97 @@ absl::Status Communicator::Impl::ShmAllReduce(const GroupView& v, const char* in
     Publish(Flags(rank)->done, s + 1);
     return absl::OkStatus();
   }
+  if (peers[rank].arena_bytes > 0) {
+    bool done = false;
+    RETURN_IF_ERROR(ZeroCopyAllReduce(v, in, out, count, type, op, &done));
+    if (done) return absl::OkStatus();
+  }
+  return PipelinedAllReduce(v, in, out, count, type, op);
+}
+
+// Reads the peers' buffers in their arenas: everyone publishes where its
+// buffers are, reduces its slice straight from the peers' inputs into its
+// output, then copies the peers' reduced slices from their outputs. No
+// staging copy. Falls back (done = false) unless every member's buffers are
+// in its arena; the steps consumed are the same either way.
+absl::Status Communicator::Impl::ZeroCopyAllReduce(const GroupView& v, const char* in,
+                                                   char* out, size_t count,
+                                                   DataType type, ReduceOp op,
+                                                   bool* done) {
+  const size_t es = DataTypeSize(type), g = v.members.size(), bytes = count * es;
+  const std::vector<int>& m = v.members;
+  for (int r : m) {
+    if (peers[r].arena_bytes == 0) return absl::OkStatus();  // same on all
+  }
+  const uint64_t s0 = step;
+  const uint64_t steps = AllReduceSteps(count, es, g);
+  char* arena = ArenaOf(rank);
+  const char* end = arena + peers[rank].arena_bytes;
+  const bool mine_ok = in != out && in >= arena && in + bytes <= end && out >= arena &&
+                       out + bytes <= end;
+  uint64_t where[3] = {mine_ok ? 1u : 0u, static_cast<uint64_t>(in - arena),
+                       static_cast<uint64_t>(out - arena)};
+  Counter& entered = Flags(rank)->entered;
+  std::memcpy(entered.payload, where, sizeof(where));
+  Publish(entered, s0 + 1);
+  RETURN_IF_ERROR(WaitFlag(&RankFlags::entered, m, rank, s0 + 1));
+  const char* ins[64];
+  const char* outs[64];
+  for (size_t j = 0; j < g; ++j) {
+    uint64_t w[3];
+    std::memcpy(w, Flags(m[j])->entered.payload, sizeof(w));
+    if (w[0] == 0 || g > 64) return absl::OkStatus();  // someone cannot
+    ins[j] = ArenaOf(m[j]) + w[1];
+    outs[j] = ArenaOf(m[j]) + w[2];
+  }
+  *done = true;
+  step += steps;
+  const size_t csub = SubChunk(chunk, g, es);
+  const size_t me = static_cast<size_t>(v.me);
+  auto lo_of = [&](size_t j, uint64_t k) {
+    return std::min(count * (j + 1) / g, count * j / g + k * csub);
+  };
+  auto hi_of = [&](size_t j, uint64_t k) {
+    return std::min(count * (j + 1) / g, count * j / g + (k + 1) * csub);
+  };
+  const bool stream = bytes >= kStreamBytes;
+  alignas(64) char block[kStreamBlock];
+  const size_t per_block = kStreamBlock / es;
+  for (uint64_t k = 0; k < steps; ++k) {
+    const size_t lo = lo_of(me, k), n = hi_of(me, k) - lo;
+    // Reduced in a cache-resident block, then streamed out, when large.
+    for (size_t b = 0; b < n; b += stream ? per_block : n) {
+      const size_t bn = stream ? std::min(per_block, n - b) : n;
+      const size_t at = (lo + b) * es;
+      char* dst = stream ? block : out + at;
+      Reduce2(dst, ins[0] + at, ins[1] + at, bn, type, op);
+      for (size_t j = 2; j < g; ++j) ReduceInto(dst, ins[j] + at, bn, type, op);
+      if (stream) StreamCopy(out + at, block, bn * es);
+    }
+    Publish(Flags(rank)->reduced, s0 + k + 1);
+    for (size_t j = 0; j < g; ++j) {
+      if (j == me) continue;
+      const size_t jl = lo_of(j, k), jh = hi_of(j, k);
+      if (jh <= jl) continue;
+      const std::vector<int> one{m[j]};
+      RETURN_IF_ERROR(WaitFlag(&RankFlags::reduced, one, rank, s0 + k + 1));
+      if (stream) {
+        StreamCopy(out + jl * es, outs[j] + jl * es, (jh - jl) * es);
+      } else {
+        std::memcpy(out + jl * es, outs[j] + jl * es, (jh - jl) * es);
+      }
+    }
+  }
+  // The peers have read our input and output before we return them.
+  Publish(Flags(rank)->done, s0 + steps);
+  return WaitFlag(&RankFlags::done, m, rank, s0 + steps);
+}
+
+absl::Status Communicator::Impl::PipelinedAllReduce(const GroupView& v, const char* in,
+                                                    char* out, size_t count,
+                                                    DataType type, ReduceOp op) {
+  const size_t es = DataTypeSize(type), g = v.members.size();
+  const std::vector<int>& m = v.members;
   const size_t csub = SubChunk(chunk, g, es);
   const uint64_t steps = AllReduceSteps(count, es, g);
   const uint64_t s0 = step;

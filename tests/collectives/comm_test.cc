@@ -246,6 +246,39 @@ TEST(Communicator, ThreeHostsOnLoopbackAddressesUseTcp) {
   }));
 }
 
+TEST(Communicator, AllReduceReadsPeersArenasInPlace) {
+  JobOptions o;
+  o.base.world = 3;
+  o.base.timeout_s = 20;
+  const size_t n = (9u << 20) / 4 + 13;  // past the streaming threshold
+  o.base.arena_bytes = 2 * n * 4 + 8192;
+  ExpectAllZero(RunJob(o, [&](Communicator& c) {
+    char* arena = c.Arena();
+    if (arena == nullptr) return 1;
+    float* in = reinterpret_cast<float*>(arena);
+    float* out = reinterpret_cast<float*>(arena + ((n * 4 + 4095) & ~size_t{4095}));
+    std::vector<float> outside(n);
+    int bad = 0;
+    for (size_t count : {n, size_t{70000}, size_t{5}}) {
+      for (int variant = 0; variant < 3; ++variant) {  // arena, in place, mixed
+        // Mixed: one rank's output is outside its arena, so all fall back.
+        float* dst = variant == 0 ? out : variant == 1 ? in : c.rank() == 1 ? outside.data() : out;
+        for (size_t i = 0; i < count; ++i) in[i] = static_cast<float>((i * 7 + c.rank()) % 13);
+        CHECK_OK(c.AllReduce(in, dst, count, DataType::kF32, ReduceOp::kSum));
+        for (size_t i = 0; i < count; ++i) {
+          float want = 0;
+          for (int r = 0; r < 3; ++r) want += static_cast<float>((i * 7 + r) % 13);
+          if (dst[i] != want && bad++ < 3) {
+            std::fprintf(stderr, "variant %d count %zu [%zu]: %g != %g\n", variant, count, i,
+                         dst[i], want);
+          }
+        }
+      }
+    }
+    return bad ? 1 : 0;
+  }));
+}
+
 // Ranks loop all-reduces until one fails; 42 when it failed with
 // NRT_TIMEOUT naming `lost`.
 int LoopUntilLost(Communicator& c, int lost) {
