@@ -106,7 +106,10 @@ class Communicator::Impl {
   absl::Status SetupShm();
   absl::Status SetupLinks();
   absl::Status SocketBarrier(bool ok);
-  absl::StatusOr<GroupView> View(const Groups& groups) const;
+  // The caller's group; valid until the next call (no allocation for the
+  // whole world).
+  absl::StatusOr<const GroupView*> View(const Groups& groups);
+  GroupView world_view, group_view;
   void StartOp() {
     deadline = net::Clock::now() + std::chrono::seconds(opt.timeout_s);
   }
@@ -120,8 +123,9 @@ class Communicator::Impl {
   RankFlags* Flags(int rank) const;
   char* Staging(int rank, uint64_t s) const;
   char* Result(int rank, uint64_t s) const;
+  // spins: pauses before sleeping (0: the default for bulk transfers).
   absl::Status WaitFlag(Counter RankFlags::*which, const std::vector<int>& ranks,
-                        int skip, uint64_t target);
+                        int skip, uint64_t target, int spins = 0);
   absl::Status BeginWrite(uint64_t s, const std::vector<int>& readers);
   absl::Status WaitReaders(std::vector<int>& last, uint64_t& last_step,
                            uint64_t s, const std::vector<int>& readers);

@@ -376,8 +376,10 @@ absl::Status Communicator::Impl::SetupLinks() {
   return SocketBarrier(true);
 }
 
-absl::StatusOr<GroupView> Communicator::Impl::View(const Groups& groups) const {
-  GroupView v;
+absl::StatusOr<const GroupView*> Communicator::Impl::View(const Groups& groups) {
+  if (groups.empty() && !world_view.members.empty()) return &world_view;
+  GroupView& v = groups.empty() ? world_view : group_view;
+  v.members.clear();
   if (opt.validate_groups) {
     const std::string why = ValidateGroups(groups, world);
     if (!why.empty()) {
@@ -391,6 +393,7 @@ absl::StatusOr<GroupView> Communicator::Impl::View(const Groups& groups) const {
     v.me = rank;
   } else {
     int found = 0;
+    v.me = 0;
     for (const Group& g : groups) {
       for (size_t i = 0; i < g.size(); ++i) {
         if (g[i] < 0 || g[i] >= world) {
@@ -420,7 +423,7 @@ absl::StatusOr<GroupView> Communicator::Impl::View(const Groups& groups) const {
     if (peers[r].local < 0) v.local = false;
   }
   if (header == nullptr && v.members.size() > 1) v.local = false;
-  return v;
+  return &v;
 }
 
 // ---- public API ----
@@ -475,8 +478,9 @@ char* Communicator::Arena() const {
 absl::Status Communicator::AllReduce(const void* in, void* out, size_t count,
                                      DataType type, ReduceOp op,
                                      const Groups& groups) {
-  auto v = impl_->View(groups);
-  if (!v.ok()) return v.status();
+  auto vv = impl_->View(groups);
+  if (!vv.ok()) return vv.status();
+  const GroupView* v = *vv;
   impl_->StartOp();
   const char* i = static_cast<const char*>(in);
   char* o = static_cast<char*>(out);
@@ -486,8 +490,9 @@ absl::Status Communicator::AllReduce(const void* in, void* out, size_t count,
 
 absl::Status Communicator::AllGather(const void* in, void* out, size_t count,
                                      DataType type, const Groups& groups) {
-  auto v = impl_->View(groups);
-  if (!v.ok()) return v.status();
+  auto vv = impl_->View(groups);
+  if (!vv.ok()) return vv.status();
+  const GroupView* v = *vv;
   impl_->StartOp();
   const size_t bytes = count * DataTypeSize(type);
   const char* i = static_cast<const char*>(in);
@@ -499,8 +504,9 @@ absl::Status Communicator::AllGather(const void* in, void* out, size_t count,
 absl::Status Communicator::ReduceScatter(const void* in, void* out, size_t count,
                                          DataType type, ReduceOp op,
                                          const Groups& groups) {
-  auto v = impl_->View(groups);
-  if (!v.ok()) return v.status();
+  auto vv = impl_->View(groups);
+  if (!vv.ok()) return vv.status();
+  const GroupView* v = *vv;
   impl_->StartOp();
   const char* i = static_cast<const char*>(in);
   char* o = static_cast<char*>(out);
@@ -511,8 +517,9 @@ absl::Status Communicator::ReduceScatter(const void* in, void* out, size_t count
 absl::Status Communicator::Broadcast(const void* in, void* out, size_t count,
                                      DataType type, int root,
                                      const Groups& groups) {
-  auto v = impl_->View(groups);
-  if (!v.ok()) return v.status();
+  auto vv = impl_->View(groups);
+  if (!vv.ok()) return vv.status();
+  const GroupView* v = *vv;
   if (root < 0 || root >= static_cast<int>(v->members.size())) {
     return NrtError(NRT_INVALID, absl::StrCat("broadcast root ", root,
                                               " is outside the group of ",
@@ -580,12 +587,17 @@ absl::Status Communicator::Barrier() {
 
 std::string Communicator::AlgorithmFor(const char* op, size_t bytes,
                                        const Groups& groups) const {
-  auto v = impl_->View(groups);
-  if (!v.ok()) return "invalid";
+  auto vv = impl_->View(groups);
+  if (!vv.ok()) return "invalid";
+  const GroupView* v = *vv;
   if (v->members.size() == 1) return "local";
   if (!v->local) return "ring";
   const std::string_view o(op);
-  if (o == "allr" && bytes > impl_->small_bytes) return "pipelined";
+  if (o == "allr" && bytes > impl_->small_bytes) {
+    bool arenas = true;
+    for (int r : v->members) arenas = arenas && impl_->peers[r].arena_bytes > 0;
+    return arenas ? "zero-copy" : "pipelined";
+  }
   if (o == "redsct" || o == "allr") return o == "allr" ? "direct" : "pipelined";
   return bytes > impl_->chunk ? "pipelined" : "direct";
 }

@@ -30,7 +30,12 @@
 namespace neuron::collectives {
 namespace {
 
-constexpr int kSpins = 2000;  // about 20 us of pause before sleeping
+// Pauses before a waiter sleeps. The latency path spins long (its peers
+// are a cache-line transfer away, and a futex wake-up costs far more than
+// the operation); bulk transfers sleep early so a waiting rank does not
+// take CPU from the peer it waits for when ranks outnumber cores.
+constexpr int kSpins = 2000;        // about 50 us
+constexpr int kLatencySpins = 100000;  // about 2.5 ms
 
 // The futex word is the low half of the 64-bit counter (little-endian).
 uint32_t* FutexWord(std::atomic<uint64_t>* v) { return reinterpret_cast<uint32_t*>(v); }
@@ -117,13 +122,14 @@ char* Communicator::Impl::Result(int r, uint64_t s) const {
 
 absl::Status Communicator::Impl::WaitFlag(Counter RankFlags::*which,
                                           const std::vector<int>& ranks,
-                                          int skip, uint64_t target) {
+                                          int skip, uint64_t target, int spins) {
+  if (spins == 0) spins = kSpins;
   for (int r : ranks) {
     if (r == skip) continue;
     Counter& c = Flags(r)->*which;
     std::atomic<uint64_t>& v = c.value;
     uint64_t seen = v.load(std::memory_order_acquire);
-    for (int i = 0; i < kSpins && seen < target; ++i) {
+    for (int i = 0; i < spins && seen < target; ++i) {
       Relax();
       seen = v.load(std::memory_order_acquire);
     }
@@ -244,7 +250,7 @@ absl::Status Communicator::Impl::ShmAllReduce(const GroupView& v, const char* in
     Counter& mine = Flags(rank)->posted;
     std::memcpy(mine.payload + at, in, bytes);
     Publish(mine, s + 1);
-    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1));
+    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1, kLatencySpins));
     Reduce2(out, Flags(m[0])->posted.payload + at, Flags(m[1])->posted.payload + at, count,
             type, op);
     for (size_t j = 2; j < g; ++j) {
@@ -258,7 +264,7 @@ absl::Status Communicator::Impl::ShmAllReduce(const GroupView& v, const char* in
     RETURN_IF_ERROR(BeginWrite(s, m));
     std::memcpy(Staging(rank, s), in, bytes);
     Publish(Flags(rank)->posted, s + 1);
-    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1));
+    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1, kLatencySpins));
     Reduce2(out, Staging(m[0], s), Staging(m[1], s), count, type, op);
     for (size_t j = 2; j < g; ++j) ReduceInto(out, Staging(m[j], s), count, type, op);
     Publish(Flags(rank)->done, s + 1);

@@ -115,7 +115,7 @@ TEST(NeuronAllreduce, TableColumnsAndEveryCollective) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* col : {"size(B)", "count(elems)", "type", "time:avg(us)", "time:p50(us)",
                           "time:p99(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong",
-                          "algorithm", "2^30", "direct", "pipelined"}) {
+                          "algorithm", "2^30", "direct", "zero-copy"}) {
     EXPECT_TRUE(Has(r.out, col)) << col << "\n" << r.out;
   }
   for (const char* op : {"allg", "redsct", "sendrecv", "permute"}) {
