@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__F16C__)
 #include <immintrin.h>
@@ -31,12 +32,15 @@ inline T Apply(T a, T b, ReduceOp op) {
 template <typename T>
 void Native(T* __restrict dst, const T* a, const T* __restrict b, size_t n,
             ReduceOp op) {
+  // Narrow unsigned types would be promoted to int, where a product can
+  // overflow: compute them in uint32_t.
+  using W = std::conditional_t<std::is_integral_v<T> && (sizeof(T) < 4), uint32_t, T>;
   switch (op) {
     case ReduceOp::kSum:
-      for (size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(a[i] + b[i]);
+      for (size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(static_cast<W>(a[i]) + b[i]);
       break;
     case ReduceOp::kProd:
-      for (size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(a[i] * b[i]);
+      for (size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(static_cast<W>(a[i]) * b[i]);
       break;
     case ReduceOp::kMax:
       for (size_t i = 0; i < n; ++i) dst[i] = a[i] > b[i] ? a[i] : b[i];

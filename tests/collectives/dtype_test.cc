@@ -72,6 +72,9 @@ TEST(Dtype, IntegerOverflowWraps) {
   ReduceInto(a, b, 2, DataType::kS8, ReduceOp::kSum);
   EXPECT_EQ(a[0], -128);
   EXPECT_EQ(a[1], 127);
+  uint16_t e = 65535, f = 65535;  // promoted to int, this would overflow
+  ReduceInto(&e, &f, 1, DataType::kU16, ReduceOp::kProd);
+  EXPECT_EQ(e, 1);
   int32_t c = 1 << 30, d = 4;
   ReduceInto(&c, &d, 1, DataType::kS32, ReduceOp::kProd);
   EXPECT_EQ(c, 0);
