@@ -46,6 +46,16 @@ struct BuildOptions {
   ExternalConstantFn external_constant;
 };
 
+// Optional per-step hooks (profiling, core-dump program position): called
+// around every step, named after its HLO instruction, nested for the steps
+// of called computations. Unset, a run pays one pointer test per step.
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  virtual void StepBegin(const std::string& instruction) = 0;
+  virtual void StepEnd(const std::string& instruction) = 0;
+};
+
 struct ExecOptions {
   int threads = 2;
   const std::atomic<bool>* cancel = nullptr;
@@ -61,6 +71,7 @@ struct ExecOptions {
   // Check every instruction's result for NaN/Inf and name the first one
   // that produced any (slower; for debug verbosity).
   bool find_first_nonfinite = false;
+  StepObserver* observer = nullptr;
 };
 
 struct RunStats {

@@ -75,7 +75,10 @@ absl::Status RunPlan(const CompPlan& plan, RunCtx& ctx) {
       absl::Status st = ctx.Check();
       if (!st.ok()) return st;
     }
+    StepObserver* observer = ctx.opts->observer;
+    if (observer != nullptr) observer->StepBegin(s.name);
     absl::Status st = s.fn(ctx);
+    if (observer != nullptr) observer->StepEnd(s.name);
     if (!st.ok()) return st;
     if (check_nan && ctx.stats->first_nonfinite_instruction.empty()) {
       for (const Buf* b : s.outs)

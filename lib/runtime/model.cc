@@ -11,6 +11,7 @@
 #include "lib/runtime/core.h"
 #include "lib/runtime/model_state.h"
 #include "lib/runtime/numerics.h"
+#include "lib/runtime/observe.h"
 #include "lib/runtime/status.h"
 #include "lib/runtime/tensor_buffer.h"
 
@@ -24,6 +25,7 @@ Model::~Model() {
   std::lock_guard<std::mutex> lock(state_->core->exec_mutex());
   for (const device::HbmBlock& b : state_->blocks) state_->core->Free(b);
   state_->core->Flush(/*force=*/true);
+  ObserveUnload();
 }
 
 int Model::core_id() const { return state_->core->id(); }
@@ -126,12 +128,16 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   if (cfg.exec_timeout_s > 0) {
     exec.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(cfg.exec_timeout_s);
   }
+  ExecutionObserver observe(s, inputs, outputs);
+  exec.observer = observe.steps();
   kernels::RunStats stats;
   absl::Status run;
   const auto start = std::chrono::steady_clock::now();
   {
     std::lock_guard<std::mutex> lock(core.exec_mutex());
+    observe.RunBegin();
     run = s.executable->Run(in, &out, exec, &stats);
+    observe.RunEnd();
     ++s.executions;
   }
   const uint64_t nanos = static_cast<uint64_t>(
@@ -156,6 +162,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
                                 std::string(run.message()));
     }
     core.CountExecution(code, nanos);
+    observe.Finish(code, /*failed=*/true, message, "");
     return RtError(code, message);
   }
   // Outputs the executable did not write in place (it replaced a borrowed
@@ -207,6 +214,8 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
     }
   }
   core.CountExecution(result.status, nanos);
+  observe.Finish(result.status, result.fail, result.numerical_report,
+                 stats.first_nonfinite_instruction);
   return result;
 }
 

@@ -301,8 +301,11 @@ absl::StatusOr<std::unique_ptr<Model>> Runtime::LoadFile(const std::string& path
   absl::StatusOr<std::shared_ptr<neff::MappedFile>> file = neff::MappedFile::Open(path);
   if (!file.ok()) return file.status();
   const std::string display = path == "-" ? "<stdin>" : path;
-  return ModelLoader::Load(*this, *c, *file, (*file)->bytes(), display, options, start,
-                           MsSince(start));
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      ModelLoader::Load(*this, *c, *file, (*file)->bytes(), display, options, start,
+                        MsSince(start));
+  if (model.ok() && path != "-") (*model)->state_->path = path;
+  return model;
 }
 
 absl::StatusOr<std::unique_ptr<Model>> Runtime::LoadBytes(std::string_view bytes, int core,

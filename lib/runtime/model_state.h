@@ -24,6 +24,7 @@ struct ModelState {
   std::unique_ptr<kernels::Executable> executable;
   std::vector<TensorInfo> inputs, outputs;
   std::string name, target;
+  std::string path;                  // the NEFF file ("" when loaded from bytes)
   LoadTimings timings;
   LoadCost cost;
   std::vector<device::HbmBlock> blocks;  // constants, model code, scratchpad

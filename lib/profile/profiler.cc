@@ -1,0 +1,422 @@
+#include "lib/profile/profiler.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "lib/log/log.h"
+
+namespace neuron::profile {
+namespace {
+
+// Device tracks live in their own "process" per Neuron device, far from
+// real pids; each core has one track per kind of work.
+constexpr int kDevicePidBase = 1 << 30;
+enum Track { kTrackExec = 0, kTrackCompute = 1, kTrackDma = 2, kTrackCc = 3, kTrackH2d = 4 };
+constexpr int kTracksPerCore = 8;
+const char* const kTrackNames[] = {"exec", "compute", "dma", "collectives", "host<->device"};
+
+int DeviceTid(int core, Track track) { return core * kTracksPerCore + track; }
+
+std::string Sanitize(std::string_view name) {
+  std::string out;
+  for (char ch : name) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
+    out.push_back(ok ? ch : '_');
+  }
+  if (out.empty()) out = "model";
+  return out.substr(0, 96);
+}
+
+Buffer BufferOf(std::string_view event) {
+  if (event == "dma") return Buffer::kDma;
+  if (event == "cc_running") return Buffer::kCcCoreInstruction;
+  return Buffer::kInstruction;
+}
+
+Track TrackOf(Buffer buffer) {
+  if (buffer == Buffer::kDma) return kTrackDma;
+  if (buffer == Buffer::kCcCoreInstruction) return kTrackCc;
+  return kTrackCompute;
+}
+
+std::string Fingerprint(const config::RuntimeConfig& c) {
+  return absl::StrCat(c.inspect_enable, ":", c.inspect_cpu_util, ":",
+                      static_cast<int>(c.inspect_device_profile), ":", c.inspect_num_warmup, ":",
+                      absl::StrJoin(c.inspect_event_filter_nc, ","), ":",
+                      absl::StrJoin(c.inspect_event_types, ","), ":", c.inspect_host_memory, ":",
+                      c.inspect_on_fail, ":", c.inspect_output_dir, ":", c.inspect_system_profile,
+                      ":", c.inspect_sys_trace_max_events_per_nc, ":",
+                      absl::StrJoin(c.profile_buf_mib, ","));
+}
+
+std::mutex& RegistryMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::unique_ptr<Profiler>& Current() {
+  static auto* current = new std::unique_ptr<Profiler>();
+  return *current;
+}
+std::string& CurrentFingerprint() {
+  static auto* fp = new std::string();
+  return *fp;
+}
+
+}  // namespace
+
+const char* BufferVariable(Buffer buffer) {
+  switch (buffer) {
+    case Buffer::kCcCoreEvent: return "NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB";
+    case Buffer::kCcCoreInstruction: return "NEURON_RT_PROFILE_BUF_CC_CORE_INSTRUCTION_MB";
+    case Buffer::kDma: return "NEURON_RT_PROFILE_BUF_DMA_MB";
+    case Buffer::kEvent: return "NEURON_RT_PROFILE_BUF_EVENT_MB";
+    case Buffer::kH2dDma: return "NEURON_RT_PROFILE_BUF_H2D_DMA_MB";
+    case Buffer::kInstruction: return "NEURON_RT_PROFILE_BUF_INSTRUCTION_MB";
+    case Buffer::kThrottle: return "NEURON_RT_PROFILE_BUF_THROTTLE_MB";
+  }
+  return "";
+}
+
+int64_t NowNs() {
+  static const auto epoch = std::chrono::steady_clock::now();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              epoch)
+      .count();
+}
+
+// ---- Capture ----
+
+bool Capture::Admit(Buffer buffer) {
+  const int b = static_cast<int>(buffer);
+  if (used_[b] < capacity_[b]) {
+    ++used_[b];
+    return true;
+  }
+  ++dropped_[b];
+  return false;
+}
+
+void Capture::StepBegin(const std::string& instruction) {
+  if (!device_) return;
+  const InstructionCost* cost = nullptr;
+  if (costs_ != nullptr) {
+    auto it = costs_->find(instruction);
+    if (it != costs_->end()) cost = &it->second;
+  }
+  const Buffer buffer = BufferOf(cost ? cost->event : "compute");
+  const bool wanted = buffer == Buffer::kDma ? want_dma_
+                      : buffer == Buffer::kCcCoreInstruction ? want_cc_ : want_compute_;
+  if (!wanted || !Admit(buffer)) {
+    open_.push_back(-1);
+    return;
+  }
+  open_.push_back(static_cast<int64_t>(spans_.size()));
+  spans_.push_back({&instruction, cost, NowNs(), 0, buffer});
+}
+
+void Capture::StepEnd(const std::string&) {
+  if (!device_ || open_.empty()) return;
+  const int64_t i = open_.back();
+  open_.pop_back();
+  if (i >= 0) spans_[i].end_ns = NowNs();
+}
+
+void Capture::RunBegin() { run_begin_ = NowNs(); }
+void Capture::RunEnd() {
+  run_end_ = NowNs();
+  // Spans left open by a failure end where the run ended.
+  for (int64_t i : open_)
+    if (i >= 0 && spans_[i].end_ns == 0) spans_[i].end_ns = run_end_;
+  open_.clear();
+}
+
+// ---- Profiler ----
+
+bool Profiler::Enabled(const config::RuntimeConfig& c) {
+  if (!c.inspect_enable) return false;
+  return c.inspect_device_profile != config::DeviceProfileMode::kDisabled ||
+         c.inspect_system_profile || c.inspect_cpu_util || c.inspect_host_memory;
+}
+
+Profiler* Profiler::ForConfig(const config::RuntimeConfig& config) {
+  if (!Enabled(config)) return nullptr;
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  const std::string fp = Fingerprint(config);
+  std::unique_ptr<Profiler>& current = Current();
+  if (current == nullptr || CurrentFingerprint() != fp) {
+    static const bool registered = [] {
+      std::atexit([] { FlushAll(); });
+      return true;
+    }();
+    (void)registered;
+    current = std::make_unique<Profiler>(config);
+    CurrentFingerprint() = fp;
+  }
+  return current.get();
+}
+
+void Profiler::FlushAll() {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  if (Current() != nullptr) Current()->Flush();
+}
+
+Profiler::Profiler(const config::RuntimeConfig& config)
+    : config_(config), dir_(config.inspect_output_dir.empty() ? "." : config.inspect_output_dir) {}
+
+Profiler::~Profiler() { Flush(); }
+
+bool Profiler::CoreSelected(int core) const {
+  const auto& f = config_.inspect_event_filter_nc;
+  return f.empty() || std::find(f.begin(), f.end(), core) != f.end();
+}
+
+bool Profiler::TypeSelected(std::string_view type) const {
+  const auto& t = config_.inspect_event_types;
+  return std::find(t.begin(), t.end(), type) != t.end();
+}
+
+std::string Profiler::PathFor(std::string_view file) const { return absl::StrCat(dir_, "/", std::string(file)); }
+
+std::unique_ptr<Capture> Profiler::Begin(const ExecutionInfo& info) {
+  if (!CoreSelected(info.core)) return nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  NeffState& neff = neffs_[info.neff_uuid];
+  const uint64_t n = neff.executions++;
+  bool device = false;
+  switch (config_.inspect_device_profile) {
+    case config::DeviceProfileMode::kDisabled: break;
+    case config::DeviceProfileMode::kSession: device = true; break;
+    case config::DeviceProfileMode::kModel:
+      device = config_.inspect_on_fail ? !neff.written
+                                       : (!neff.written && n >= config_.inspect_num_warmup);
+      break;
+  }
+  const bool system = !config_.inspect_on_fail &&
+                      (config_.inspect_system_profile || config_.inspect_cpu_util ||
+                       config_.inspect_host_memory);
+  if (!device && !system) return nullptr;
+  auto c = std::make_unique<Capture>();
+  c->info_ = info;
+  c->device_ = device;
+  c->system_ = system;
+  c->on_fail_ = config_.inspect_on_fail;
+  if (device && info.module != nullptr) {
+    if (neff.costs == nullptr)
+      neff.costs = std::make_shared<const CostTable>(BuildCostTable(*info.module));
+    c->costs_ = neff.costs;
+  }
+  for (int b = 0; b < 7; ++b)
+    c->capacity_[b] = config_.profile_buf_mib[b] * (uint64_t{1} << 20) / kNotificationBytes;
+  c->want_compute_ = TypeSelected("compute");
+  c->want_dma_ = TypeSelected("dma");
+  c->want_cc_ = TypeSelected("cc_running");
+  c->thread_id_ = static_cast<uint64_t>(syscall(SYS_gettid));
+  if (config_.inspect_cpu_util || config_.inspect_host_memory) c->host_begin_ = SampleHost();
+  c->api_begin_ = NowNs();
+  return c;
+}
+
+void Profiler::AddDevice(Trace& trace, Capture& c, bool name_tracks) {
+  const int pid = kDevicePidBase + c.info_.device;
+  const int core = c.info_.core;
+  if (name_tracks) {
+    trace.NameProcess(pid, absl::StrFormat("Neuron device nd%d (simulated)", c.info_.device), 0);
+    for (int t = kTrackExec; t <= kTrackH2d; ++t)
+      trace.NameThread(pid, DeviceTid(core, static_cast<Track>(t)),
+                       absl::StrFormat("nc%d %s", core, kTrackNames[t]), DeviceTid(core, static_cast<Track>(t)));
+  }
+  const int64_t run_begin = c.run_begin_ ? c.run_begin_ : c.api_begin_;
+  const int64_t run_end = c.run_end_ ? c.run_end_ : c.api_end_;
+  if (TypeSelected("nc_exec") && c.Admit(Buffer::kEvent)) {
+    trace.Span(pid, DeviceTid(core, kTrackExec), c.info_.model, "nc_exec", run_begin,
+               run_end - run_begin, {{"core", core}, {"neff_uuid", c.info_.neff_uuid}});
+  }
+  if (TypeSelected("h2d_dma")) {
+    for (const auto& [name, bytes] : c.info_.inputs)
+      if (c.Admit(Buffer::kH2dDma))
+        trace.Span(pid, DeviceTid(core, kTrackH2d), absl::StrCat("h2d ", name), "h2d_dma",
+                   run_begin, 0, {{"bytes", bytes}, {"direction", "host_to_device"}});
+    for (const auto& [name, bytes] : c.info_.outputs)
+      if (c.Admit(Buffer::kH2dDma))
+        trace.Span(pid, DeviceTid(core, kTrackH2d), absl::StrCat("d2h ", name), "h2d_dma",
+                   run_end, 0, {{"bytes", bytes}, {"direction", "device_to_host"}});
+  }
+  for (const Capture::Span& s : c.spans_) {
+    nlohmann::json args = {{"hlo", *s.name}};
+    const char* event = "compute";
+    if (s.cost != nullptr) {
+      event = s.cost->event;
+      args["opcode"] = s.cost->opcode;
+      args["computation"] = s.cost->computation;
+      args["bytes"] = s.cost->bytes;
+      args["flops"] = s.cost->flops;
+    }
+    trace.Span(pid, DeviceTid(core, TrackOf(s.buffer)), *s.name, event, s.begin_ns,
+               s.end_ns - s.begin_ns, std::move(args));
+  }
+}
+
+void Profiler::AddSystem(Trace& trace, Capture& c) {
+  const int pid = static_cast<int>(getpid());
+  const int tid = static_cast<int>(c.thread_id_);
+  const int core = c.info_.core;
+  auto admit = [&]() {
+    const uint64_t cap = config_.inspect_sys_trace_max_events_per_nc;
+    uint64_t& used = system_events_per_core_[core];
+    if (cap != 0 && used >= cap) {
+      ++system_dropped_;
+      return false;
+    }
+    ++used;
+    return true;
+  };
+  if (config_.inspect_system_profile) {
+    if (TypeSelected("api") && admit())
+      trace.Span(pid, tid, "nrt_execute", "api", c.api_begin_, c.api_end_ - c.api_begin_,
+                 {{"model", c.info_.model}, {"core", core}});
+    if (TypeSelected("exec") && c.run_begin_ && admit())
+      trace.Span(pid, tid, "run", "exec", c.run_begin_, c.run_end_ - c.run_begin_,
+                 {{"model", c.info_.model}, {"core", core}});
+    if (TypeSelected("tensor")) {
+      for (const auto& [name, bytes] : c.info_.inputs)
+        if (admit())
+          trace.Instant(pid, tid, absl::StrCat("input ", name), "tensor", c.api_begin_,
+                        {{"bytes", bytes}, {"core", core}});
+    }
+  }
+  if (config_.inspect_cpu_util) {
+    trace.Counter(pid, "cpu_util", c.api_end_,
+                  {{"process_pct", ProcessCpuPercent(c.host_begin_, c.host_end_)},
+                   {"host_pct", HostCpuPercent(c.host_begin_, c.host_end_)}});
+  }
+  if (config_.inspect_host_memory) {
+    trace.Counter(pid, "host_memory", c.api_begin_,
+                  {{"rss_bytes", c.host_begin_.rss_bytes},
+                   {"available_bytes", c.host_begin_.host_available_bytes}});
+    trace.Counter(pid, "host_memory", c.api_end_,
+                  {{"rss_bytes", c.host_end_.rss_bytes},
+                   {"available_bytes", c.host_end_.host_available_bytes}});
+  }
+}
+
+namespace {
+
+// otherData.truncated, and one warning per truncated buffer.
+void ReportTruncation(Trace& trace, const Capture& c, const uint64_t dropped[7],
+                      const uint64_t mib[8], std::string_view model) {
+  for (int b = 0; b < 7; ++b) {
+    if (dropped[b] == 0) continue;
+    const char* var = BufferVariable(static_cast<Buffer>(b));
+    nlohmann::json& t = trace.other_data()["truncated"][var];
+    const uint64_t before = t.is_null() ? 0 : t["dropped"].get<uint64_t>();
+    t = {{"dropped", before + dropped[b]}, {"buffer_mib", mib[b]},
+         {"capacity", mib[b] * (uint64_t{1} << 20) / kNotificationBytes}};
+    NEURON_LOG(NRT, kWarn,
+               "profile of model '%s' truncated: %d notifications did not fit %s=%d; raise it",
+               model, dropped[b], var, mib[b]);
+  }
+  (void)c;
+}
+
+}  // namespace
+
+std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool failed,
+                                       std::string_view status_text) {
+  std::vector<std::string> written;
+  if (capture == nullptr) return written;
+  Capture& c = *capture;
+  c.api_end_ = NowNs();
+  if (c.run_begin_ && !c.run_end_) c.RunEnd();
+  if (config_.inspect_cpu_util || config_.inspect_host_memory) c.host_end_ = SampleHost();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (c.device_) {
+    if (config_.inspect_device_profile == config::DeviceProfileMode::kSession) {
+      if (session_device_ == nullptr) {
+        session_device_ = std::make_unique<Trace>();
+        session_device_->other_data()["profile"] = "device";
+        session_device_->other_data()["mode"] = "session";
+      }
+      const bool first = !session_named_cores_[c.info_.core];
+      session_named_cores_[c.info_.core] = true;
+      AddDevice(*session_device_, c, first);
+      ReportTruncation(*session_device_, c, c.dropped_, config_.profile_buf_mib, c.info_.model);
+      session_device_->other_data()["executions"] =
+          session_device_->other_data().value("executions", 0) + 1;
+      session_dirty_ = true;
+    } else if (!c.on_fail_ || failed) {
+      NeffState& neff = neffs_[c.info_.neff_uuid];
+      Trace trace;
+      nlohmann::json& od = trace.other_data();
+      od["profile"] = "device";
+      od["mode"] = c.on_fail_ ? "on_fail" : "model";
+      od["model"] = c.info_.model;
+      od["neff_uuid"] = c.info_.neff_uuid;
+      od["core"] = c.info_.core;
+      od["status"] = std::string(status_text);
+      od["warmup_executions"] = c.on_fail_ ? 0 : config_.inspect_num_warmup;
+      AddDevice(trace, c, true);
+      ReportTruncation(trace, c, c.dropped_, config_.profile_buf_mib, c.info_.model);
+      const std::string path = PathFor(absl::StrFormat(
+          "device_profile_model_%s_%s_pid%d.json", Sanitize(c.info_.model),
+          c.info_.neff_uuid.substr(0, 8), getpid()));
+      if (absl::Status s = trace.WriteFile(path); s.ok()) {
+        written.push_back(path);
+        neff.written = true;
+        NEURON_LOG(NRT, kInfo, "device profile of model '%s' written to %s", c.info_.model,
+                   path);
+      } else {
+        NEURON_LOG(NRT, kError, "device profile of model '%s' not written: %s", c.info_.model,
+                   std::string(s.message()));
+      }
+    }
+  }
+  if (c.system_) {
+    if (system_ == nullptr) {
+      system_ = std::make_unique<Trace>();
+      system_->other_data()["profile"] = "system";
+      system_->NameProcess(static_cast<int>(getpid()), "neuron runtime (host)", 1);
+    }
+    AddSystem(*system_, c);
+    if (system_dropped_ > 0) {
+      system_->other_data()["truncated"]["NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC"] = {
+          {"dropped", system_dropped_},
+          {"max_events_per_nc", config_.inspect_sys_trace_max_events_per_nc}};
+    }
+    system_dirty_ = true;
+  }
+  return written;
+}
+
+std::vector<std::string> Profiler::Flush() {
+  std::vector<std::string> written;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto write = [&](Trace* trace, bool* dirty, const std::string& file) {
+    if (trace == nullptr || !*dirty) return;
+    const std::string path = PathFor(file);
+    if (absl::Status s = trace->WriteFile(path); s.ok()) {
+      written.push_back(path);
+      *dirty = false;
+    } else {
+      NEURON_LOG(NRT, kError, "profile not written: %s", std::string(s.message()));
+    }
+  };
+  if (system_dropped_ > 0) {
+    NEURON_LOG(NRT, kWarn,
+               "system profile truncated: %d events over NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC=%d",
+               system_dropped_, config_.inspect_sys_trace_max_events_per_nc);
+  }
+  write(session_device_.get(), &session_dirty_,
+        absl::StrFormat("device_profile_session_pid%d.json", getpid()));
+  write(system_.get(), &system_dirty_, absl::StrFormat("system_profile_pid%d.json", getpid()));
+  return written;
+}
+
+}  // namespace neuron::profile
