@@ -14,6 +14,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "lib/collectives/executor_collectives.h"
+#include "lib/collectives/launch.h"
+#include "lib/collectives/local_launch.h"
+#include "lib/device/instance_catalog.h"
 #include "lib/program/dtype.h"
 #include "lib/runtime/cli_latency.h"
 #include "lib/runtime/cli_npy.h"
@@ -175,9 +180,10 @@ absl::Status PrepareReplica(Runtime& rt, Replica& r, const std::vector<BoundInpu
 }
 
 // Warmup, then the measured executions; stops at the first failure.
-void RunReplica(Replica& r, int64_t warmup, int64_t iterations, std::atomic<bool>* failed) {
+void RunReplica(Replica& r, int64_t warmup, int64_t iterations, const ExecuteOptions& options,
+                std::atomic<bool>* failed) {
   for (int64_t i = 0; i < warmup && !failed->load(); ++i) {
-    absl::StatusOr<ExecuteResult> res = r.model->Execute(r.in_ptrs, r.out_ptrs);
+    absl::StatusOr<ExecuteResult> res = r.model->Execute(r.in_ptrs, r.out_ptrs, options);
     if (!res.ok()) {
       r.error = res.status();
       failed->store(true);
@@ -189,7 +195,7 @@ void RunReplica(Replica& r, int64_t warmup, int64_t iterations, std::atomic<bool
   const auto start = Clock::now();
   for (int64_t i = 0; i < iterations && !failed->load(); ++i) {
     const auto t0 = Clock::now();
-    absl::StatusOr<ExecuteResult> res = r.model->Execute(r.in_ptrs, r.out_ptrs);
+    absl::StatusOr<ExecuteResult> res = r.model->Execute(r.in_ptrs, r.out_ptrs, options);
     const auto t1 = Clock::now();
     if (!res.ok()) {
       r.error = res.status();
@@ -249,18 +255,47 @@ absl::StatusOr<NamedArg> SplitNamedArg(std::string_view text, std::string_view f
   return NamedArg{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
 }
 
-int RunExec(const ExecRequest& request) {
+namespace {
+
+// Where this process stands in a job of several ranks.
+struct RankContext {
+  int rank = 0;
+  int world = 1;
+  int local_rank = 0;
+  collectives::CommOptions comm;  // bootstrap (world > 1)
+};
+
+int RunExecRank(const ExecRequest& request, const RankContext& job) {
   InitOptions init;
   // Without --cores only the first visible core is taken, so that several
-  // tools can share an instance.
+  // tools can share an instance; a rank takes its own.
   if (request.cores.has_value()) {
     init.cores = request.cores;
   } else {
     init.first_visible_core_only = true;
+    init.visible_core_index = static_cast<size_t>(job.local_rank);
   }
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Init(init);
   if (!rt.ok()) return RuntimeError("cannot initialize the runtime", rt.status());
   Runtime& runtime = **rt;
+
+  ExecuteOptions exec_options;
+  std::unique_ptr<collectives::Communicator> comm;
+  std::unique_ptr<collectives::CommunicatorCollectives> comm_ops;
+  if (job.world > 1) {
+    collectives::CommOptions o = collectives::OptionsFromConfig(runtime.config(), config::ProcessEnv());
+    o.rank = job.rank;
+    o.world = job.world;
+    o.listen_fd = job.comm.listen_fd;
+    if (!job.comm.root_comm_id.empty()) o.root_comm_id = job.comm.root_comm_id;
+    absl::StatusOr<std::unique_ptr<collectives::Communicator>> c = collectives::Communicator::Create(o);
+    if (!c.ok()) return Error(absl::StrFormat("rank %d: %s", job.rank, c.status().message()));
+    comm = std::move(*c);
+    comm_ops = std::make_unique<collectives::CommunicatorCollectives>(comm.get());
+    exec_options.collectives = comm_ops.get();
+    exec_options.replica_id = job.rank;
+    exec_options.replica_count = job.world;
+  }
 
   // Load once per core (the first load reads stdin; the others reuse it).
   std::vector<Replica> replicas(runtime.cores().size());
@@ -310,12 +345,12 @@ int RunExec(const ExecRequest& request) {
   std::atomic<bool> failed{false};
   const auto wall_start = Clock::now();
   if (replicas.size() == 1) {
-    RunReplica(replicas[0], warmup, iterations, &failed);
+    RunReplica(replicas[0], warmup, iterations, exec_options, &failed);
   } else {
     std::vector<std::thread> threads;
     for (Replica& r : replicas) {
-      threads.emplace_back([&r, warmup, iterations, &failed] {
-        RunReplica(r, warmup, iterations, &failed);
+      threads.emplace_back([&r, warmup, iterations, &exec_options, &failed] {
+        RunReplica(r, warmup, iterations, exec_options, &failed);
       });
     }
     for (std::thread& t : threads) t.join();
@@ -324,7 +359,9 @@ int RunExec(const ExecRequest& request) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - wall_start).count());
   for (const Replica& r : replicas) {
     if (!r.error.ok()) {
-      return RuntimeError(absl::StrFormat("execution on nc%d failed", r.model->core_id()), r.error);
+      std::string where = job.world > 1 ? absl::StrFormat("rank %d (nc%d)", job.rank, r.model->core_id())
+                                        : absl::StrFormat("nc%d", r.model->core_id());
+      return RuntimeError(absl::StrFormat("execution on %s failed", where), r.error);
     }
   }
   for (const Replica& r : replicas) {
@@ -464,7 +501,13 @@ int RunExec(const ExecRequest& request) {
     }
     return false;
   }();
-  if (request.json) {
+  if (job.world > 1) {
+    doc["rank"] = job.rank;
+    doc["world"] = job.world;
+  }
+  if (job.rank != 0) {
+    // Rank 0 speaks for the job; the others only write files.
+  } else if (request.json) {
     if (!stdout_is_data) std::printf("%s\n", doc.dump(2).c_str());
   } else if (!stdout_is_data) {
     std::fputs(text.c_str(), stdout);
@@ -472,6 +515,75 @@ int RunExec(const ExecRequest& request) {
   std::fflush(stdout);
   if (!expect_error.empty()) PrintError(kTool, expect_error);
   return exit_code;
+}
+
+// The request as rank `rank` of `world` sees it.
+ExecRequest ForRank(const ExecRequest& request, int rank, int world) {
+  ExecRequest r = request;
+  const std::string k = std::to_string(rank);
+  auto subst = [&](std::string& s) { s = absl::StrReplaceAll(s, {{"%r", k}}); };
+  for (NamedArg& a : r.inputs) subst(a.value);
+  for (NamedArg& a : r.outputs) subst(a.value);
+  for (NamedArg& a : r.expects) subst(a.value);
+  if (!r.output_dir.empty()) {
+    if (r.output_dir.find("%r") != std::string::npos) {
+      subst(r.output_dir);
+    } else if (world > 1) {
+      r.output_dir += "/rank" + k;
+    }
+  }
+  r.seed = request.seed + static_cast<uint64_t>(rank);
+  return r;
+}
+
+}  // namespace
+
+int RunExec(const ExecRequest& request) {
+  const config::EnvLookup env = config::ProcessEnv();
+  absl::StatusOr<std::optional<collectives::Launch>> launch = collectives::LaunchFromEnv(env);
+  if (!launch.ok()) return Error(std::string(launch.status().message()));
+  if (!launch->has_value() && request.ranks <= 1) return RunExecRank(request, RankContext{});
+  const int world = launch->has_value() ? (*launch)->world : request.ranks;
+  if (launch->has_value() && request.ranks > 0 && request.ranks != world) {
+    return Error(absl::StrFormat("-r %d but %s says the world has %d ranks", request.ranks,
+                                 (*launch)->via, world));
+  }
+  if (world > 1 && request.cores.has_value()) {
+    return Error("--cores cannot be combined with several ranks: local rank k takes the k-th "
+                 "visible NeuronCore of its host");
+  }
+  if (world > 1 && request.neff_path == "-") {
+    return Error("several ranks cannot share a NEFF on stdin: give its file");
+  }
+  if (!launch->has_value()) {
+    // Every forked rank needs a core of its own: refuse before starting
+    // any, rather than leave the others waiting for the one that failed.
+    absl::StatusOr<const device::InstanceType*> instance = device::SelectInstanceType(env);
+    if (!instance.ok()) return Error(std::string(instance.status().message()));
+    const config::Resolution res = config::Resolve(env, device::PlatformFactsFor(**instance));
+    if (!res.ok()) return Error(res.init_error);
+    if (res.config.visible_cores.size() < static_cast<size_t>(world)) {
+      return Error(absl::StrFormat("-r %d needs %d NeuronCores, but %d are visible (%s; "
+                                   "NEURON_RT_VISIBLE_CORES, NEURON_SIM_INSTANCE_TYPE)",
+                                   world, world, res.config.visible_cores.size(), (*instance)->name));
+    }
+  }
+  collectives::CommOptions base;
+  if (std::optional<std::string> id = env("NEURON_RT_ROOT_COMM_ID")) base.root_comm_id = *id;
+  auto run_rank = [&](const collectives::CommOptions& o) {
+    RankContext job;
+    job.rank = o.rank;
+    job.world = o.world;
+    job.local_rank = collectives::LocalRankFromEnv(env, o.rank);
+    job.comm = o;
+    return RunExecRank(ForRank(request, o.rank, o.world), job);
+  };
+  if (launch->has_value()) {
+    base.rank = (*launch)->rank;
+    base.world = world;
+    return run_rank(base);
+  }
+  return collectives::ForkLocalRanks(kTool, world, base, run_rank);
 }
 
 }  // namespace neuron::runtime

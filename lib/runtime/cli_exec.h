@@ -40,10 +40,17 @@ struct ExecRequest {
   int64_t iterations = 1;
   int64_t warmup = 0;
   bool json = false;
+  // -r N: run N ranks of one job on this host (forked), HLO collectives
+  // across them. 0: one process, or the rank mpirun/srun/NEURON_RANK says.
+  int ranks = 0;
 };
 
 // Runs the request; prints results (text or JSON) on stdout and failures as
 // one "neuron-exec: error: ..." line on stderr. Returns the exit status.
+// In a job of several ranks every rank runs the NEFF on its own core (the
+// k-th visible core of its host for local rank k); "%r" in file names
+// becomes the rank, --output-dir gains a rank<k> folder, random inputs use
+// seed + rank, and rank 0 alone prints.
 int RunExec(const ExecRequest& request);
 
 }  // namespace neuron::runtime

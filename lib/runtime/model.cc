@@ -124,6 +124,9 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   exec.stochastic_rounding = cfg.stochastic_rounding_en;
   exec.sr_seed = cfg.stochastic_rounding_seed;
   exec.rng_seed = NextRngSeed();
+  exec.collectives = options.collectives;
+  exec.replica_id = options.replica_id;
+  exec.replica_count = options.replica_count;
   exec.find_first_nonfinite = verbosity >= config::NumericalVerbosity::kDebug;
   if (cfg.exec_timeout_s > 0) {
     exec.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(cfg.exec_timeout_s);

@@ -17,6 +17,10 @@
 #include "lib/hlo/shape.h"
 #include "neuron/nrt_status.h"
 
+namespace neuron::kernels {
+class CollectiveOps;
+}  // namespace neuron::kernels
+
 namespace neuron::runtime {
 
 class Core;
@@ -64,6 +68,12 @@ struct ExecuteOptions {
   // Fail with NRT_QUEUE_FULL instead of waiting when the core already has
   // NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS requests in flight.
   bool nonblocking = false;
+  // This execution's place in a multi-rank job: HLO collectives run over
+  // `collectives` with replica id `replica_id` of `replica_count`. Unset:
+  // a single device, where collectives are local.
+  kernels::CollectiveOps* collectives = nullptr;
+  int replica_id = 0;
+  int replica_count = 1;
 };
 
 struct ExecuteResult {

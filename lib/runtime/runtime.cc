@@ -46,7 +46,14 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Init(InitOptions options) {
     }
   }
   if (!options.cores.has_value() && options.first_visible_core_only && !wanted.empty()) {
-    wanted.resize(1);
+    if (options.visible_core_index >= wanted.size()) {
+      return RtError(NRT_RESOURCE,
+                     absl::StrFormat("local rank %d needs NeuronCore #%d of this host, but %d are "
+                                     "visible (NEURON_RT_VISIBLE_CORES, NEURON_SIM_INSTANCE_TYPE)",
+                                     options.visible_core_index, options.visible_core_index,
+                                     wanted.size()));
+    }
+    wanted = {wanted[options.visible_core_index]};
   }
   if (wanted.empty()) return RtError(NRT_INVALID, "no NeuronCore to use");
 

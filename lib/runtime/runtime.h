@@ -37,8 +37,10 @@ struct InitOptions {
   // every visible core (what nrt_init does). The tools take only the cores
   // they use, so several tools can run side by side.
   std::optional<std::vector<int>> cores;
-  // With `cores` unset: take only the first visible core.
+  // With `cores` unset: take only the first visible core (or, for the
+  // ranks of a job on one host, the visible_core_index-th).
   bool first_visible_core_only = false;
+  size_t visible_core_index = 0;
   // Apply NEURON_RT_LOG_* to the process logger and print the resolution's
   // diagnostics.
   bool configure_logging = true;

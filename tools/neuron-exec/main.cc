@@ -34,6 +34,8 @@ constexpr const char* kUsage =
     "      --rtol R                  relative tolerance of --expect (default 1e-5)\n"
     "      --atol A                  absolute tolerance of --expect (default 1e-5)\n"
     "  -c, --cores LIST              NeuronCores to run on, one replica each (e.g. 0-3)\n"
+    "  -r, --ranks N                 run N ranks of one job on this host (HLO collectives\n"
+    "                                across them; %r in file names is the rank)\n"
     "  -n, --iterations N            benchmark: timed executions per core\n"
     "  -w, --warmup W                benchmark: untimed executions first (default 0)\n"
     "  -j, --json                    print one JSON document\n"
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
       {"rtol", required_argument, nullptr, kRtol},
       {"atol", required_argument, nullptr, kAtol},
       {"cores", required_argument, nullptr, 'c'},
+      {"ranks", required_argument, nullptr, 'r'},
       {"iterations", required_argument, nullptr, 'n'},
       {"warmup", required_argument, nullptr, 'w'},
       {"json", no_argument, nullptr, 'j'},
@@ -77,7 +80,7 @@ int main(int argc, char** argv) {
   neuron::runtime::ExecRequest request;
   opterr = 0;
   int opt;
-  while ((opt = getopt_long(argc, argv, ":i:o:pc:n:w:jh", kOptions, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":i:o:pc:r:n:w:jh", kOptions, nullptr)) != -1) {
     switch (opt) {
       case 'i':
       case 'o':
@@ -119,6 +122,12 @@ int main(int argc, char** argv) {
         absl::StatusOr<std::vector<int>> cores = neuron::ParseRangeList(optarg);
         if (!cores.ok()) return Usage(absl::StrCat("--cores '", optarg, "': ", cores.status().message()));
         request.cores = *cores;
+        break;
+      }
+      case 'r': {
+        absl::StatusOr<uint64_t> n = neuron::ParseUnsigned(optarg, 4096);
+        if (!n.ok() || *n == 0) return Usage(absl::StrCat("--ranks '", optarg, "': expected 1 to 4096"));
+        request.ranks = static_cast<int>(*n);
         break;
       }
       case 'n':
