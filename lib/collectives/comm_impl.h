@@ -79,6 +79,10 @@ class Communicator::Impl {
   std::vector<int> boot_fds;
   int data_listen_fd = -1;
   std::vector<int> links;  // TCP link per rank when the job spans hosts
+  bool notified = false;   // told the other ranks about a loss
+  // A loss announced through the bootstrap connections (rank 0 relays
+  // them); -1: none within timeout_ms.
+  int PollLossNotice(int timeout_ms);
   uint64_t barrier_epoch = 0;
 
   // Shared memory with this host's ranks.

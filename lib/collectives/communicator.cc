@@ -3,6 +3,8 @@
 #include "lib/collectives/communicator.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -104,6 +106,23 @@ Communicator::Impl::~Impl() {
 }
 
 absl::Status Communicator::Impl::Lost(int peer, const std::string& why) {
+  // Tell every rank which rank was lost, through rank 0's bootstrap
+  // connections (idle during operations), so ranks not linked to it name it
+  // too instead of the neighbour that gave up. The message is the int32 a
+  // failing barrier sends, so a barrier in progress reads it the same way.
+  if (!notified && !links.empty()) {
+    notified = true;
+    const int32_t who = peer;
+    if (rank != 0) {
+      (void)send(boot_fd, &who, sizeof(who), MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else {
+      for (int r = 1; r < world; ++r) {
+        if (r != peer && boot_fds[r] >= 0) {
+          (void)send(boot_fds[r], &who, sizeof(who), MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+      }
+    }
+  }
   if (header != nullptr) {
     int32_t expected = 0;
     header->lost.compare_exchange_strong(expected, peer + 1);
@@ -115,6 +134,35 @@ absl::Status Communicator::Impl::Lost(int peer, const std::string& why) {
     }
   }
   return NrtError(NRT_TIMEOUT, absl::StrCat("rank ", peer, " lost: ", why));
+}
+
+int Communicator::Impl::PollLossNotice(int timeout_ms) {
+  std::vector<pollfd> fds;
+  std::vector<int> who;
+  if (rank == 0) {
+    for (int r = 1; r < world; ++r) {
+      fds.push_back({boot_fds[r], POLLIN, 0});
+      who.push_back(r);
+    }
+  } else {
+    fds.push_back({boot_fd, POLLIN, 0});
+    who.push_back(0);
+  }
+  if (fds.empty() || poll(fds.data(), fds.size(), timeout_ms) <= 0) return -1;
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (fds[i].revents == 0) continue;
+    int32_t lost = who[i];  // a closed bootstrap connection: that rank died
+    const ssize_t n = recv(fds[i].fd, &lost, sizeof(lost), MSG_WAITALL);
+    if (n > 0 && n != static_cast<ssize_t>(sizeof(lost))) lost = who[i];
+    if (lost < 0 || lost >= world) lost = who[i];
+    if (rank == 0) {
+      notified = false;  // relay to everyone
+      (void)Lost(lost, "");
+    }
+    notified = true;
+    return lost;
+  }
+  return -1;
 }
 
 absl::Status Communicator::Impl::Bootstrap() {
@@ -267,10 +315,16 @@ absl::Status Communicator::Impl::SocketBarrier(bool ok) {
     if (verdict >= 0) return Lost(verdict, "did not reach the barrier");
     return absl::OkStatus();
   }
-  absl::Status st = net::SendAll(boot_fd, &mine, sizeof(mine), deadline);
+  // Rank 0 gives up on a missing rank at the deadline and then tells the
+  // others which; they wait a little longer so they hear it.
+  const net::Deadline later = deadline + std::chrono::seconds(1);
+  absl::Status st = net::SendAll(boot_fd, &mine, sizeof(mine), later);
   int32_t verdict = -1;
-  if (st.ok()) st = net::RecvAll(boot_fd, &verdict, sizeof(verdict), deadline);
-  if (!st.ok()) return Lost(0, "its bootstrap connection closed");
+  if (st.ok()) st = net::RecvAll(boot_fd, &verdict, sizeof(verdict), later);
+  if (!st.ok()) {
+    return Lost(0, absl::IsDeadlineExceeded(st) ? "no answer to the barrier"
+                                                : "its bootstrap connection closed");
+  }
   if (verdict >= 0) return Lost(verdict, "did not reach the barrier");
   return absl::OkStatus();
 }

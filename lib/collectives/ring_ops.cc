@@ -27,6 +27,16 @@ inline size_t Mod(long a, long g) { return static_cast<size_t>(((a % g) + g) % g
 
 absl::Status Communicator::Impl::Duplex(int to, const void* sbuf, size_t sbytes,
                                         int from, void* rbuf, size_t rbytes) {
+  // A peer that went away: prefer the loss another rank announced (the
+  // neighbour may only have given up because of it).
+  auto gone = [&](int peer) {
+    const int announced = PollLossNotice(50);
+    if (announced >= 0) {
+      return NrtError(NRT_TIMEOUT, absl::StrCat("rank ", announced,
+                                                " lost (detected by another rank)"));
+    }
+    return Lost(peer, "its connection closed");
+  };
   const char* sp = static_cast<const char*>(sbuf);
   char* rp = static_cast<char*>(rbuf);
   size_t sent = 0, got = 0;
@@ -40,7 +50,7 @@ absl::Status Communicator::Impl::Duplex(int to, const void* sbuf, size_t sbytes,
         sent += static_cast<size_t>(n);
         progress = true;
       } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-        return Lost(to, "its connection closed");
+        return gone(to);
       }
     }
     if (got < rbytes) {
@@ -49,10 +59,15 @@ absl::Status Communicator::Impl::Duplex(int to, const void* sbuf, size_t sbytes,
         got += static_cast<size_t>(n);
         progress = true;
       } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-        return Lost(from, "its connection closed");
+        return gone(from);
       }
     }
     if (progress) continue;
+    const int announced = PollLossNotice(0);
+    if (announced >= 0) {
+      return NrtError(NRT_TIMEOUT, absl::StrCat("rank ", announced,
+                                                " lost (detected by another rank)"));
+    }
     pollfd fds[2];
     int nfds = 0;
     if (sent < sbytes) fds[nfds++] = {links[to], POLLOUT, 0};

@@ -302,7 +302,7 @@ TEST(Communicator, KilledRankEndsEveryOtherRankWithTimeout) {
   double killed_at = 0;
   const auto start = std::chrono::steady_clock::now();
   o.while_running = [&](const std::vector<pid_t>& pids) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // past set-up
     kill(pids[2], SIGKILL);
     killed_at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
@@ -314,13 +314,34 @@ TEST(Communicator, KilledRankEndsEveryOtherRankWithTimeout) {
   }
 }
 
+TEST(Communicator, KilledRankOnAnotherHostIsNamedByEveryRank) {
+  JobOptions o;
+  o.base.world = 4;  // a ring of 4: rank 0 is not linked to rank 2 in it
+  o.base.timeout_s = 3;
+  o.limit_s = 30;
+  o.host_addr = {"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"};
+  double killed_at = 0;
+  const auto start = std::chrono::steady_clock::now();
+  o.while_running = [&](const std::vector<pid_t>& pids) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // past set-up
+    kill(pids[2], SIGKILL);
+    killed_at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto results = RunJob(o, [](Communicator& c) { return LoopUntilLost(c, 2); });
+  EXPECT_EQ(results[2].exit_code, 128 + SIGKILL);
+  for (int r : {0, 1, 3}) {
+    EXPECT_EQ(results[r].exit_code, 42) << "rank " << r;
+    EXPECT_LE(results[r].seconds, killed_at + o.base.timeout_s + 2) << "rank " << r;
+  }
+}
+
 TEST(Communicator, StalledRankEndsEveryOtherRankWithTimeout) {
   JobOptions o;
   o.base.world = 3;
   o.base.timeout_s = 2;
   o.limit_s = 30;
   o.while_running = [&](const std::vector<pid_t>& pids) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // past set-up
     kill(pids[1], SIGSTOP);
     std::this_thread::sleep_for(std::chrono::milliseconds(4500));
     kill(pids[1], SIGKILL);
