@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -80,7 +81,8 @@ void ExecutionObserver::RunEnd() {
 
 void ExecutionObserver::StepBegin(const std::string& instruction) {
   if (track_position_) {
-    stack_.push_back(&instruction);
+    if (depth_ < kMaxDepth) stack_[depth_] = &instruction;
+    ++depth_;
     ++steps_started_;
     last_was_begin_ = true;
   }
@@ -91,9 +93,12 @@ void ExecutionObserver::StepEnd(const std::string& instruction) {
   if (track_position_) {
     // The position is the innermost step that last ran: a failure unwinds
     // through StepEnd calls with no StepBegin between them.
-    if (last_was_begin_) position_ = stack_;
+    if (last_was_begin_) {
+      position_depth_ = std::min(depth_, kMaxDepth);
+      std::copy(stack_, stack_ + position_depth_, position_);
+    }
     last_was_begin_ = false;
-    if (!stack_.empty()) stack_.pop_back();
+    if (depth_ > 0) --depth_;
   }
   if (capture_) capture_->StepEnd(instruction);
 }
@@ -131,7 +136,7 @@ void ExecutionObserver::WriteDumps(NRT_STATUS status, bool failed, const std::st
   f.status = status;
   f.error = message;
   f.execution_index = s_.executions == 0 ? 0 : s_.executions - 1;
-  for (const std::string* p : position_) f.program_stack.push_back(*p);
+  for (int i = 0; i < position_depth_; ++i) f.program_stack.push_back(*position_[i]);
   f.steps_started = steps_started_;
   f.program_completed = status == NRT_EXEC_COMPLETED_WITH_NUM_ERR;
   f.first_nonfinite_instruction = first_nonfinite;

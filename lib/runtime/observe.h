@@ -56,7 +56,11 @@ class ExecutionObserver : public kernels::StepObserver {
   bool track_position_ = false;
   bool active_ = false;
   bool last_was_begin_ = false;
-  std::vector<const std::string*> stack_, position_;
+  // Fixed arrays: tracking allocates nothing per execution.
+  static constexpr int kMaxDepth = 16;
+  const std::string* stack_[kMaxDepth] = {};
+  const std::string* position_[kMaxDepth] = {};
+  int depth_ = 0, position_depth_ = 0;
   uint64_t steps_started_ = 0;
 };
 
