@@ -4,6 +4,7 @@
 #include <openssl/hmac.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -47,6 +48,23 @@ std::string Md5Base64(std::string_view data) {
   const int n = EVP_EncodeBlock(out, reinterpret_cast<const unsigned char*>(raw.data()),
                                 static_cast<int>(raw.size()));
   return std::string(reinterpret_cast<char*>(out), n);
+}
+
+std::string Md5HexOfFile(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return "";
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_md5(), nullptr);
+  std::string buf(1 << 20, '\0');
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) EVP_DigestUpdate(ctx, buf.data(), n);
+  const bool ok = !std::ferror(f);
+  std::fclose(f);
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx, out, &len);
+  EVP_MD_CTX_free(ctx);
+  return ok ? HexOf(std::string_view(reinterpret_cast<char*>(out), len)) : "";
 }
 
 std::string UriEncode(std::string_view text, bool keep_slash) {

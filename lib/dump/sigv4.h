@@ -19,6 +19,8 @@ std::string Md5Hex(std::string_view data);
 std::string Md5Base64(std::string_view data);
 std::string Md5Raw(std::string_view data);
 std::string HexOf(std::string_view raw);
+// MD5 of a file's bytes, read in chunks; "" when it cannot be read.
+std::string Md5HexOfFile(const std::string& path);
 
 // RFC 3986 percent-encoding; '/' kept when `keep_slash`.
 std::string UriEncode(std::string_view text, bool keep_slash);
