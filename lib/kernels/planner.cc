@@ -569,8 +569,12 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       for (Buf* x : b) sb.push_back(x->data);
       std::vector<const Buf*> init = OperandLeaves(instr);
       values_[&instr] = outs;
+      // Each leaf of the loop state lives in one of two buffers (a, b): the
+      // body reads `cur` and its result goes to the other one. A leaf the
+      // body passes through unchanged stays where it is, uncopied, so
+      // loop-invariant state (weights carried by the loop) costs nothing.
       plan.steps.push_back({instr.name(), [cond, body, sa, sb, outs, init](RunCtx& ctx) -> absl::Status {
-        std::vector<uint8_t*> cur = sa, next = sb;
+        std::vector<uint8_t*> cur = sa;
         for (size_t i = 0; i < cur.size(); ++i)
           if (outs[i]->bytes) std::memcpy(cur[i], init[i]->data, outs[i]->bytes);
         while (true) {
@@ -583,10 +587,15 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
           for (auto& prm : body->params) for (size_t i = 0; i < prm.size(); ++i) prm[i]->data = cur[i];
           st = RunPlan(*body, ctx);
           if (!st.ok()) return st;
-          for (size_t i = 0; i < next.size(); ++i)
-            if (outs[i]->bytes && body->root[i]->data != next[i])
-              std::memcpy(next[i], body->root[i]->data, outs[i]->bytes);
-          std::swap(cur, next);
+          for (size_t i = 0; i < cur.size(); ++i) {
+            const uint8_t* result = body->root[i]->data;
+            if (result == cur[i] || !outs[i]->bytes) continue;
+            uint8_t* other = cur[i] == sa[i] ? sb[i] : sa[i];
+            // Never cur[j] of another leaf, so the copies cannot clobber
+            // a result still to be read.
+            if (result != other) std::memcpy(other, result, outs[i]->bytes);
+            cur[i] = other;
+          }
         }
         for (size_t i = 0; i < outs.size(); ++i) outs[i]->data = cur[i];
         return absl::OkStatus();

@@ -358,6 +358,44 @@ ENTRY e {
   EXPECT_THAT(o[2], ElementsAre(1, 4, 9));
 }
 
+// Loop state leaves passed through, swapped with each other, and updated,
+// in one loop: each keeps its own value across the double buffering.
+TEST(OpsTest, WhileStateSwappedPassedThroughAndUpdated) {
+  auto o = Eval(R"(HloModule m
+cond {
+  p = (s32[], f32[2], f32[2], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[2], f32[2], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  a = f32[2] get-tuple-element(p), index=1
+  b = f32[2] get-tuple-element(p), index=2
+  w = f32[2] get-tuple-element(p), index=3
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  nb = f32[2] add(b, w)
+  ROOT t = (s32[], f32[2], f32[2], f32[2]) tuple(ni, nb, a, w)
+}
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  w = f32[2] parameter(2)
+  z = s32[] constant(0)
+  init = (s32[], f32[2], f32[2], f32[2]) tuple(z, a, b, w)
+  ROOT r = (s32[], f32[2], f32[2], f32[2]) while(init), condition=cond, body=body
+})", {F32({2}, {1, 2}), F32({2}, {10, 20}), F32({2}, {100, 200})});
+  if (o.empty()) return;  // reported by Eval
+  // (a, b) -> (b + w, a): after 3 trips a = a0 + 2w... traced by hand:
+  // trip 1: (b0 + w, a0); trip 2: (a0 + w, b0 + w); trip 3: (b0 + 2w, a0 + w).
+  EXPECT_THAT(o[0], ElementsAre(3));
+  EXPECT_THAT(o[1], ElementsAre(210, 420));
+  EXPECT_THAT(o[2], ElementsAre(101, 202));
+  EXPECT_THAT(o[3], ElementsAre(100, 200));
+}
+
 TEST(OpsTest, LoopFusionWithBroadcastOfParameter) {
   auto o = Eval(R"(HloModule m
 fused {
