@@ -77,6 +77,7 @@ class Communicator::Impl {
   // Bootstrap sockets: to rank 0 (others), from every rank (rank 0).
   int boot_fd = -1;
   std::vector<int> boot_fds;
+  std::vector<bool> boot_closed;  // peers seen leaving (per rank; [0] = root)
   int data_listen_fd = -1;
   std::vector<int> links;  // TCP link per rank when the job spans hosts
   bool notified = false;   // told the other ranks about a loss

@@ -138,23 +138,30 @@ absl::Status Communicator::Impl::Lost(int peer, const std::string& why) {
 
 int Communicator::Impl::PollLossNotice(int timeout_ms) {
   std::vector<pollfd> fds;
-  std::vector<int> who;
   if (rank == 0) {
     for (int r = 1; r < world; ++r) {
-      fds.push_back({boot_fds[r], POLLIN, 0});
-      who.push_back(r);
+      if (boot_fds[r] >= 0 && !boot_closed[r]) fds.push_back({boot_fds[r], POLLIN, 0});
     }
-  } else {
+  } else if (boot_fd >= 0 && !boot_closed[0]) {
     fds.push_back({boot_fd, POLLIN, 0});
-    who.push_back(0);
   }
   if (fds.empty() || poll(fds.data(), fds.size(), timeout_ms) <= 0) return -1;
-  for (size_t i = 0; i < fds.size(); ++i) {
-    if (fds[i].revents == 0) continue;
-    int32_t lost = who[i];  // a closed bootstrap connection: that rank died
-    const ssize_t n = recv(fds[i].fd, &lost, sizeof(lost), MSG_WAITALL);
-    if (n > 0 && n != static_cast<ssize_t>(sizeof(lost))) lost = who[i];
-    if (lost < 0 || lost >= world) lost = who[i];
+  for (const pollfd& p : fds) {
+    if (p.revents == 0) continue;
+    // Peek: a barrier's "ok" (-1) sent early by a faster rank stays queued
+    // for the barrier that will read it.
+    int32_t lost = -1;
+    const ssize_t n = recv(p.fd, &lost, sizeof(lost), MSG_PEEK);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+      // A rank that finished and left: not a loss by itself (its peers
+      // find out if they still need it), but stop watching it.
+      for (int r = 0; r < world; ++r) {
+        if ((rank == 0 ? boot_fds[r] : boot_fd) == p.fd) boot_closed[r] = true;
+      }
+      continue;
+    }
+    if (n != static_cast<ssize_t>(sizeof(lost)) || lost < 0 || lost >= world) continue;
+    (void)recv(p.fd, &lost, sizeof(lost), MSG_WAITALL);
     if (rank == 0) {
       notified = false;  // relay to everyone
       (void)Lost(lost, "");
@@ -215,6 +222,7 @@ absl::Status Communicator::Impl::Bootstrap() {
                        : self.sin_addr.s_addr;
     table[0] = mine;
     boot_fds.assign(static_cast<size_t>(world), -1);
+    boot_closed.assign(static_cast<size_t>(world), false);
     std::vector<bool> joined(static_cast<size_t>(world), false);
     joined[0] = true;
     for (int n = 1; n < world; ++n) {
@@ -265,6 +273,7 @@ absl::Status Communicator::Impl::Bootstrap() {
                                    opt.root_comm_id, ": ", fd.status().message()));
     }
     boot_fd = *fd;
+    boot_closed.assign(static_cast<size_t>(world), false);
     mine.data_ip = opt.host_addr.empty() ? net::LocalAddr(boot_fd).sin_addr.s_addr
                                          : self.sin_addr.s_addr;
     absl::Status st = net::SendAll(boot_fd, &mine, sizeof(mine), deadline);
