@@ -279,6 +279,15 @@ TEST(Communicator, AllReduceReadsPeersArenasInPlace) {
   }));
 }
 
+TEST(Communicator, PermuteWhereSomePartnersShareAHost) {
+  // Rank 1 has both partners on its host, rank 2 one on each.
+  JobOptions o = SmallChunks(4);
+  o.host_addr = {"127.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.2"};
+  ExpectAllZero(RunJob(o, [](Communicator& c) {
+    return CheckPointToPoint(c, {1, 5000, 40000}) ? 1 : 0;
+  }));
+}
+
 // Ranks loop all-reduces until one fails; 42 when it failed with
 // NRT_TIMEOUT naming `lost`.
 int LoopUntilLost(Communicator& c, int lost) {
