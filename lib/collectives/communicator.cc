@@ -360,7 +360,15 @@ absl::Status Communicator::Impl::SetupShm() {
     CPU_SET(opt.cpu_affinity[static_cast<size_t>(me_local) % opt.cpu_affinity.size()], &set);
     sched_setaffinity(0, sizeof(set), &set);
   }
-  if (nlocal <= 1) return SocketBarrier(true);
+  if (nlocal <= 1) {
+    // Every rank joins the three barriers of the set-up below, whatever its
+    // host's rank count.
+    for (int i = 0; i < 3; ++i) {
+      absl::Status st = SocketBarrier(true);
+      if (!st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
 
   const size_t flags_bytes = (sizeof(RankFlags) * nlocal + 4095) & ~size_t{4095};
   data_offset = kSegmentHeaderBytes + flags_bytes;
