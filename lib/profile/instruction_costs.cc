@@ -3,6 +3,7 @@
 #include "lib/hlo/computation.h"
 #include "lib/hlo/instruction.h"
 #include "lib/hlo/opcode.h"
+#include "nlohmann/json.hpp"
 
 namespace neuron::profile {
 namespace {
@@ -99,6 +100,10 @@ CostTable BuildCostTable(const hlo::Module& module) {
       c.bytes = ShapeBytes(instr->shape());
       for (const hlo::Instruction* op : instr->operands()) c.bytes += ShapeBytes(op->shape());
       c.flops = Flops(*instr);
+      nlohmann::json args = {{"hlo", instr->name()}, {"opcode", c.opcode},
+                             {"computation", c.computation}, {"bytes", c.bytes},
+                             {"flops", c.flops}};
+      c.args_json = args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       table.emplace(instr->name(), std::move(c));
     }
   }

@@ -18,6 +18,7 @@ struct InstructionCost {
   std::string computation;
   int64_t bytes = 0;  // operands read + result written (array leaves)
   int64_t flops = 0;  // multiply-adds count 2; elementwise ops 1 per element
+  std::string args_json;  // {"hlo":..,"opcode":..,"computation":..,"bytes":..,"flops":..}
 };
 
 // Keyed by instruction name (names are unique within a module).

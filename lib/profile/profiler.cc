@@ -250,17 +250,13 @@ void Profiler::AddDevice(Trace& trace, Capture& c, bool name_tracks) {
                    run_end, 0, {{"bytes", bytes}, {"direction", "device_to_host"}});
   }
   for (const Capture::Span& s : c.spans_) {
-    nlohmann::json args = {{"hlo", *s.name}};
-    const char* event = "compute";
     if (s.cost != nullptr) {
-      event = s.cost->event;
-      args["opcode"] = s.cost->opcode;
-      args["computation"] = s.cost->computation;
-      args["bytes"] = s.cost->bytes;
-      args["flops"] = s.cost->flops;
+      trace.SpanWithArgsText(pid, DeviceTid(core, TrackOf(s.buffer)), *s.name, s.cost->event,
+                             s.begin_ns, s.end_ns - s.begin_ns, s.cost->args_json);
+    } else {
+      trace.Span(pid, DeviceTid(core, TrackOf(s.buffer)), *s.name, "compute", s.begin_ns,
+                 s.end_ns - s.begin_ns, {{"hlo", *s.name}});
     }
-    trace.Span(pid, DeviceTid(core, TrackOf(s.buffer)), *s.name, event, s.begin_ns,
-               s.end_ns - s.begin_ns, std::move(args));
   }
 }
 
@@ -310,8 +306,8 @@ void Profiler::AddSystem(Trace& trace, Capture& c) {
 namespace {
 
 // otherData.truncated, and one warning per truncated buffer.
-void ReportTruncation(Trace& trace, const Capture& c, const uint64_t dropped[7],
-                      const uint64_t mib[8], std::string_view model) {
+void ReportTruncation(Trace& trace, const uint64_t dropped[7], const uint64_t mib[8],
+                      std::string_view model) {
   for (int b = 0; b < 7; ++b) {
     if (dropped[b] == 0) continue;
     const char* var = BufferVariable(static_cast<Buffer>(b));
@@ -323,7 +319,6 @@ void ReportTruncation(Trace& trace, const Capture& c, const uint64_t dropped[7],
                "profile of model '%s' truncated: %d notifications did not fit %s=%d; raise it",
                model, dropped[b], var, mib[b]);
   }
-  (void)c;
 }
 
 }  // namespace
@@ -347,7 +342,7 @@ std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool fa
       const bool first = !session_named_cores_[c.info_.core];
       session_named_cores_[c.info_.core] = true;
       AddDevice(*session_device_, c, first);
-      ReportTruncation(*session_device_, c, c.dropped_, config_.profile_buf_mib, c.info_.model);
+      ReportTruncation(*session_device_, c.dropped_, config_.profile_buf_mib, c.info_.model);
       session_device_->other_data()["executions"] =
           session_device_->other_data().value("executions", 0) + 1;
       session_dirty_ = true;
@@ -363,7 +358,7 @@ std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool fa
       od["status"] = std::string(status_text);
       od["warmup_executions"] = c.on_fail_ ? 0 : config_.inspect_num_warmup;
       AddDevice(trace, c, true);
-      ReportTruncation(trace, c, c.dropped_, config_.profile_buf_mib, c.info_.model);
+      ReportTruncation(trace, c.dropped_, config_.profile_buf_mib, c.info_.model);
       const std::string path = PathFor(absl::StrFormat(
           "device_profile_model_%s_%s_pid%d.json", Sanitize(c.info_.model),
           c.info_.neff_uuid.substr(0, 8), getpid()));
@@ -408,10 +403,11 @@ std::vector<std::string> Profiler::Flush() {
       NEURON_LOG(NRT, kError, "profile not written: %s", std::string(s.message()));
     }
   };
-  if (system_dropped_ > 0) {
+  if (system_dirty_ && system_dropped_ > system_dropped_reported_) {
     NEURON_LOG(NRT, kWarn,
                "system profile truncated: %d events over NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC=%d",
                system_dropped_, config_.inspect_sys_trace_max_events_per_nc);
+    system_dropped_reported_ = system_dropped_;
   }
   write(session_device_.get(), &session_dirty_,
         absl::StrFormat("device_profile_session_pid%d.json", getpid()));

@@ -110,7 +110,7 @@ class Profiler {
   bool session_dirty_ = false, system_dirty_ = false;
   std::map<int, bool> session_named_cores_;
   std::map<int, uint64_t> system_events_per_core_;
-  uint64_t system_dropped_ = 0;
+  uint64_t system_dropped_ = 0, system_dropped_reported_ = 0;
 };
 
 // One execution being captured: the step observer the executor calls.

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace neuron::profile {
 namespace {
@@ -16,49 +17,63 @@ double Micros(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 }  // namespace
 
-Trace::Trace() {
-  doc_["traceEvents"] = nlohmann::json::array();
-  doc_["displayTimeUnit"] = "ns";
-  doc_["otherData"] = nlohmann::json::object();
+std::string JsonString(std::string_view text) {
+  return nlohmann::json(std::string(text))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void Trace::Add(const std::string& event) {
+  if (count_++ > 0) events_ += ",\n";
+  events_ += event;
 }
 
 void Trace::NameProcess(int pid, std::string_view name, int sort_index) {
-  auto& ev = doc_["traceEvents"];
-  ev.push_back({{"ph", "M"}, {"pid", pid}, {"name", "process_name"},
-                {"args", {{"name", name}}}});
-  ev.push_back({{"ph", "M"}, {"pid", pid}, {"name", "process_sort_index"},
-                {"args", {{"sort_index", sort_index}}}});
+  Add(absl::StrFormat(R"({"ph":"M","pid":%d,"name":"process_name","args":{"name":%s}})", pid,
+                      JsonString(name)));
+  Add(absl::StrFormat(R"({"ph":"M","pid":%d,"name":"process_sort_index","args":{"sort_index":%d}})",
+                      pid, sort_index));
 }
 
 void Trace::NameThread(int pid, int tid, std::string_view name, int sort_index) {
-  auto& ev = doc_["traceEvents"];
-  ev.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_name"},
-                {"args", {{"name", name}}}});
-  ev.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_sort_index"},
-                {"args", {{"sort_index", sort_index}}}});
+  Add(absl::StrFormat(R"({"ph":"M","pid":%d,"tid":%d,"name":"thread_name","args":{"name":%s}})",
+                      pid, tid, JsonString(name)));
+  Add(absl::StrFormat(
+      R"({"ph":"M","pid":%d,"tid":%d,"name":"thread_sort_index","args":{"sort_index":%d}})", pid,
+      tid, sort_index));
+}
+
+void Trace::SpanWithArgsText(int pid, int tid, std::string_view name, std::string_view category,
+                             int64_t begin_ns, int64_t duration_ns, std::string_view args_json) {
+  std::string e = absl::StrFormat(R"({"ph":"X","pid":%d,"tid":%d,"name":%s,"cat":%s,"ts":%.3f,"dur":%.3f)",
+                                  pid, tid, JsonString(name), JsonString(category),
+                                  Micros(begin_ns), Micros(duration_ns < 0 ? 0 : duration_ns));
+  if (!args_json.empty()) absl::StrAppend(&e, R"(,"args":)", std::string(args_json));
+  e += "}";
+  Add(e);
 }
 
 void Trace::Span(int pid, int tid, std::string_view name, std::string_view category,
-                 int64_t begin_ns, int64_t duration_ns, nlohmann::json args) {
-  nlohmann::json e = {{"ph", "X"},        {"pid", pid},
-                      {"tid", tid},        {"name", name},
-                      {"cat", category},   {"ts", Micros(begin_ns)},
-                      {"dur", Micros(duration_ns < 0 ? 0 : duration_ns)}};
-  if (!args.is_null()) e["args"] = std::move(args);
-  doc_["traceEvents"].push_back(std::move(e));
+                 int64_t begin_ns, int64_t duration_ns, const nlohmann::json& args) {
+  SpanWithArgsText(pid, tid, name, category, begin_ns, duration_ns,
+                   args.is_null() ? "" : args.dump(-1, ' ', false,
+                                                   nlohmann::json::error_handler_t::replace));
 }
 
 void Trace::Instant(int pid, int tid, std::string_view name, std::string_view category,
-                    int64_t at_ns, nlohmann::json args) {
-  nlohmann::json e = {{"ph", "i"}, {"s", "t"},         {"pid", pid},          {"tid", tid},
-                      {"name", name}, {"cat", category}, {"ts", Micros(at_ns)}};
-  if (!args.is_null()) e["args"] = std::move(args);
-  doc_["traceEvents"].push_back(std::move(e));
+                    int64_t at_ns, const nlohmann::json& args) {
+  std::string e = absl::StrFormat(R"({"ph":"i","s":"t","pid":%d,"tid":%d,"name":%s,"cat":%s,"ts":%.3f)",
+                                  pid, tid, JsonString(name), JsonString(category), Micros(at_ns));
+  if (!args.is_null())
+    absl::StrAppend(&e, R"(,"args":)",
+                    args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  e += "}";
+  Add(e);
 }
 
-void Trace::Counter(int pid, std::string_view name, int64_t at_ns, nlohmann::json values) {
-  doc_["traceEvents"].push_back({{"ph", "C"}, {"pid", pid}, {"name", name},
-                                 {"ts", Micros(at_ns)}, {"args", std::move(values)}});
+void Trace::Counter(int pid, std::string_view name, int64_t at_ns, const nlohmann::json& values) {
+  Add(absl::StrFormat(R"({"ph":"C","pid":%d,"name":%s,"ts":%.3f,"args":%s})", pid,
+                      JsonString(name), Micros(at_ns),
+                      values.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
 }
 
 absl::Status MakeDirectories(const std::string& dir) {
@@ -89,7 +104,9 @@ absl::Status Trace::WriteFile(const std::string& path) const {
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr)
     return absl::InternalError(absl::StrCat("cannot write '", tmp, "': ", std::strerror(errno)));
-  const std::string text = doc_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string text = absl::StrCat(
+      "{\"traceEvents\":[\n", events_, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":",
+      other_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "}\n");
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   if (std::fclose(f) != 0 || !ok) {
     std::remove(tmp.c_str());

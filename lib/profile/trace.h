@@ -16,27 +16,34 @@ namespace neuron::profile {
 
 class Trace {
  public:
-  Trace();
-
   void NameProcess(int pid, std::string_view name, int sort_index);
   void NameThread(int pid, int tid, std::string_view name, int sort_index);
   void Span(int pid, int tid, std::string_view name, std::string_view category,
-            int64_t begin_ns, int64_t duration_ns, nlohmann::json args = nullptr);
+            int64_t begin_ns, int64_t duration_ns, const nlohmann::json& args = nullptr);
+  // A span whose args are already JSON text (the per-instruction fast path:
+  // millions of spans are written as text, not built as JSON values).
+  void SpanWithArgsText(int pid, int tid, std::string_view name, std::string_view category,
+                        int64_t begin_ns, int64_t duration_ns, std::string_view args_json);
   void Instant(int pid, int tid, std::string_view name, std::string_view category,
-               int64_t at_ns, nlohmann::json args = nullptr);
-  void Counter(int pid, std::string_view name, int64_t at_ns, nlohmann::json values);
+               int64_t at_ns, const nlohmann::json& args = nullptr);
+  void Counter(int pid, std::string_view name, int64_t at_ns, const nlohmann::json& values);
 
-  nlohmann::json& other_data() { return doc_["otherData"]; }
-  size_t event_count() const { return doc_["traceEvents"].size(); }
-  const nlohmann::json& json() const { return doc_; }
+  nlohmann::json& other_data() { return other_; }
+  size_t event_count() const { return count_; }
 
   // Writes the document to a temporary file beside `path`, then renames it
   // over `path`, so a viewer never opens half a trace. Creates the directory.
   absl::Status WriteFile(const std::string& path) const;
 
  private:
-  nlohmann::json doc_;
+  void Add(const std::string& event);
+  std::string events_;  // serialized events, comma-separated
+  size_t count_ = 0;
+  nlohmann::json other_ = nlohmann::json::object();
 };
+
+// A string as a JSON string literal (quoted, escaped).
+std::string JsonString(std::string_view text);
 
 // Creates `dir` and its parents (mkdir -p); errors name the directory.
 absl::Status MakeDirectories(const std::string& dir);

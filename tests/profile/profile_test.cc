@@ -215,6 +215,8 @@ TEST_F(ProfileTest, SessionModeHoldsEveryExecution) {
 TEST_F(ProfileTest, OnFailWritesOnlyForAFailingExecution) {
   env_["NEURON_RT_INSPECT_ON_FAIL"] = "1";
   env_["NEURON_RT_EXEC_TIMEOUT"] = "1";
+  // The endless loop would fill the default 128 MiB instruction buffer.
+  env_["NEURON_RT_PROFILE_BUF_INSTRUCTION_MB"] = "1";
   auto rt = Init();
   ASSERT_TRUE(Run(*rt, kDotHlo, 2).ok());
   EXPECT_TRUE(Files("device_profile_model_").empty());
