@@ -3,6 +3,7 @@
 // one rank of the launcher's job.
 #include "lib/collectives/bench_tool.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "lib/collectives/bench_flags.h"
@@ -38,6 +40,23 @@ int RunRank(const BenchFlags& flags, CommOptions options, const RunEnv& env) {
     return kExitFailure;
   }
   return RunBenchRank(**comm, flags, env);
+}
+
+// Pins forked rank r to the r-th CPU this process may use, as mpirun's
+// --bind-to core does, when there are enough CPUs: two ranks left to
+// migrate can land on one CPU and then progress only at context switches.
+void PinRank(int r, int nranks) {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  }
+  if (static_cast<int>(cpus.size()) < nranks) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpus[static_cast<size_t>(r)], &one);
+  sched_setaffinity(0, sizeof(one), &one);
 }
 
 // Forks the ranks; rank 0 inherits the bootstrap listener so no port can be
@@ -77,6 +96,7 @@ int LaunchLocal(const BenchFlags& flags, CommOptions options, const RunEnv& env)
       if (getppid() != parent) _exit(kExitFailure);
       options.rank = r;
       options.listen_fd = r == 0 ? *listen_fd : -1;
+      if (options.cpu_affinity.empty()) PinRank(r, flags.nranks);
       if (r != 0) close(*listen_fd);
       const int rc = RunGuarded(kTool, [&] { return RunRank(flags, options, env); });
       std::fflush(stdout);

@@ -278,10 +278,9 @@ absl::Status Communicator::Impl::ShmAllReduce(const GroupView& v, const char* in
   return PipelinedAllReduce(v, in, out, count, type, op);
 }
 
-// Reads the peers' buffers in their arenas: everyone publishes where its
-// buffers are, reduces its slice straight from the peers' inputs into its
-// output, then copies the peers' reduced slices from their outputs. No
-// staging copy. Falls back (done = false) unless every member's buffers are
+// Uses the peers' buffers in their arenas: everyone publishes where its
+// buffers are, then reduces its slice straight from the peers' inputs into
+// every member's output. No staging copy, no gather pass. Falls back (done = false) unless every member's buffers are
 // in its arena; the steps consumed are the same either way.
 absl::Status Communicator::Impl::ZeroCopyAllReduce(const GroupView& v, const char* in,
                                                    char* out, size_t count,
@@ -305,7 +304,7 @@ absl::Status Communicator::Impl::ZeroCopyAllReduce(const GroupView& v, const cha
   Publish(entered, s0 + 1);
   RETURN_IF_ERROR(WaitFlag(&RankFlags::entered, m, rank, s0 + 1));
   const char* ins[64];
-  const char* outs[64];
+  char* outs[64];
   for (size_t j = 0; j < g; ++j) {
     uint64_t w[3];
     std::memcpy(w, Flags(m[j])->entered.payload, sizeof(w));
@@ -326,32 +325,27 @@ absl::Status Communicator::Impl::ZeroCopyAllReduce(const GroupView& v, const cha
   const bool stream = bytes >= kStreamBytes;
   alignas(64) char block[kStreamBlock];
   const size_t per_block = kStreamBlock / es;
+  // Each member reduces its slice once, in a cache-resident block, and
+  // writes it straight into every member's output: every byte of the inputs
+  // is read once and every byte of the outputs written once.
   for (uint64_t k = 0; k < steps; ++k) {
     const size_t lo = lo_of(me, k), n = hi_of(me, k) - lo;
-    // Reduced in a cache-resident block, then streamed out, when large.
-    for (size_t b = 0; b < n; b += stream ? per_block : n) {
-      const size_t bn = stream ? std::min(per_block, n - b) : n;
+    for (size_t b = 0; b < n; b += per_block) {
+      const size_t bn = std::min(per_block, n - b);
       const size_t at = (lo + b) * es;
-      char* dst = stream ? block : out + at;
-      Reduce2(dst, ins[0] + at, ins[1] + at, bn, type, op);
-      for (size_t j = 2; j < g; ++j) ReduceInto(dst, ins[j] + at, bn, type, op);
-      if (stream) StreamCopy(out + at, block, bn * es);
-    }
-    Publish(Flags(rank)->reduced, s0 + k + 1);
-    for (size_t j = 0; j < g; ++j) {
-      if (j == me) continue;
-      const size_t jl = lo_of(j, k), jh = hi_of(j, k);
-      if (jh <= jl) continue;
-      const std::vector<int> one{m[j]};
-      RETURN_IF_ERROR(WaitFlag(&RankFlags::reduced, one, rank, s0 + k + 1));
-      if (stream) {
-        StreamCopy(out + jl * es, outs[j] + jl * es, (jh - jl) * es);
-      } else {
-        std::memcpy(out + jl * es, outs[j] + jl * es, (jh - jl) * es);
+      Reduce2(block, ins[0] + at, ins[1] + at, bn, type, op);
+      for (size_t j = 2; j < g; ++j) ReduceInto(block, ins[j] + at, bn, type, op);
+      for (size_t j = 0; j < g; ++j) {
+        char* dst = (j == me ? out : outs[j]) + at;
+        if (stream) {
+          StreamCopy(dst, block, bn * es);
+        } else {
+          std::memcpy(dst, block, bn * es);
+        }
       }
     }
   }
-  // The peers have read our input and output before we return them.
+  // Every member has read our input and written its slices of our output.
   Publish(Flags(rank)->done, s0 + steps);
   return WaitFlag(&RankFlags::done, m, rank, s0 + steps);
 }
