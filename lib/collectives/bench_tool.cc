@@ -1,24 +1,18 @@
 // neuron-allreduce's entry: flags, configuration, and the launch: -r forks
-// the ranks on this host; under mpirun, srun or NEURON_RANK this process is
-// one rank of the launcher's job.
+// the ranks on this host (local_launch.h); under mpirun, srun or
+// NEURON_RANK this process is one rank of the launcher's job.
 #include "lib/collectives/bench_tool.h"
 
 #include <sched.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <cstring>
-#include <map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "lib/collectives/bench_flags.h"
 #include "lib/collectives/bench_run.h"
 #include "lib/collectives/launch.h"
-#include "lib/collectives/net.h"
+#include "lib/collectives/local_launch.h"
 #include "lib/device/instance_catalog.h"
 #include "lib/support/cli.h"
 
@@ -57,75 +51,6 @@ void PinRank(int r, int nranks) {
   CPU_ZERO(&one);
   CPU_SET(cpus[static_cast<size_t>(r)], &one);
   sched_setaffinity(0, sizeof(one), &one);
-}
-
-// Forks the ranks; rank 0 inherits the bootstrap listener so no port can be
-// taken in between. Returns the worst exit status.
-int LaunchLocal(const BenchFlags& flags, CommOptions options, const RunEnv& env) {
-  sockaddr_in addr{};
-  if (options.root_comm_id.empty()) {
-    addr = *net::ParseHost("127.0.0.1");
-  } else {
-    auto a = net::ParseHostPort(options.root_comm_id);
-    if (!a.ok()) {
-      PrintError(kTool, absl::StrCat("NEURON_RT_ROOT_COMM_ID: ", a.status().message()));
-      return kExitFailure;
-    }
-    addr = *a;
-  }
-  auto listen_fd = net::Listen(addr);
-  if (!listen_fd.ok()) {
-    PrintError(kTool, absl::StrCat("NEURON_RT_ROOT_COMM_ID: ", listen_fd.status().message()));
-    return kExitFailure;
-  }
-  options.root_comm_id = net::FormatAddr(net::LocalAddr(*listen_fd));
-  options.world = flags.nranks;
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t parent = getpid();
-  std::map<pid_t, int> children;
-  for (int r = 0; r < flags.nranks; ++r) {
-    const pid_t pid = fork();
-    if (pid < 0) {
-      PrintError(kTool, absl::StrCat("cannot start rank ", r, ": ", std::strerror(errno)));
-      for (auto& [p, rank] : children) kill(p, SIGKILL);
-      break;
-    }
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the launcher
-      if (getppid() != parent) _exit(kExitFailure);
-      options.rank = r;
-      options.listen_fd = r == 0 ? *listen_fd : -1;
-      if (options.cpu_affinity.empty()) PinRank(r, flags.nranks);
-      if (r != 0) close(*listen_fd);
-      const int rc = RunGuarded(kTool, [&] { return RunRank(flags, options, env); });
-      std::fflush(stdout);
-      std::fflush(stderr);
-      _exit(rc);
-    }
-    children[pid] = r;
-  }
-  close(*listen_fd);
-  int worst = children.size() == static_cast<size_t>(flags.nranks) ? kExitOk : kExitFailure;
-  while (!children.empty()) {
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    auto it = children.find(pid);
-    if (it == children.end()) continue;
-    if (WIFSIGNALED(status)) {
-      PrintError(kTool, absl::StrCat("rank ", it->second, " (pid ", pid,
-                                     ") was killed by signal ", WTERMSIG(status)));
-      worst = kExitFailure;
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-      worst = kExitFailure;
-    }
-    children.erase(it);
-  }
-  return worst;
 }
 
 }  // namespace
@@ -172,7 +97,11 @@ int AllReduceToolMain(int argc, char** argv) {
       options.world = (*launch)->world;
       return RunRank(flags, options, run_env);
     }
-    return LaunchLocal(flags, options, run_env);
+    const int nranks = flags.nranks;
+    return ForkLocalRanks(kTool, nranks, options, [&](const CommOptions& o) {
+      if (o.cpu_affinity.empty()) PinRank(o.rank, nranks);
+      return RunRank(flags, o, run_env);
+    });
   });
 }
 
