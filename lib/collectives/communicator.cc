@@ -353,6 +353,12 @@ absl::Status Communicator::Impl::SetupShm() {
   small_bytes = std::min(small_bytes, chunk);
   slot_readers.assign(nbuf, {});
   slot_step.assign(nbuf, 0);
+  // The latency path spins about 2.5 ms before sleeping, unless this host's
+  // ranks outnumber its CPUs: then a spinning rank only delays the peer it
+  // waits for, and sleeping early is faster.
+  // (The host's CPUs, not this process's affinity: launchers pin each rank.)
+  const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  latency_spins = nlocal > std::max(cpus, 1) ? 2000 : 100000;
   known_done.assign(static_cast<size_t>(nlocal), 0);
   if (!opt.cpu_affinity.empty()) {
     cpu_set_t set;

@@ -35,7 +35,6 @@ namespace {
 // the operation); bulk transfers sleep early so a waiting rank does not
 // take CPU from the peer it waits for when ranks outnumber cores.
 constexpr int kSpins = 2000;        // about 50 us
-constexpr int kLatencySpins = 100000;  // about 2.5 ms
 
 // The futex word is the low half of the 64-bit counter (little-endian).
 uint32_t* FutexWord(std::atomic<uint64_t>* v) { return reinterpret_cast<uint32_t*>(v); }
@@ -250,7 +249,7 @@ absl::Status Communicator::Impl::ShmAllReduce(const GroupView& v, const char* in
     Counter& mine = Flags(rank)->posted;
     std::memcpy(mine.payload + at, in, bytes);
     Publish(mine, s + 1);
-    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1, kLatencySpins));
+    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1, latency_spins));
     Reduce2(out, Flags(m[0])->posted.payload + at, Flags(m[1])->posted.payload + at, count,
             type, op);
     for (size_t j = 2; j < g; ++j) {
@@ -264,7 +263,7 @@ absl::Status Communicator::Impl::ShmAllReduce(const GroupView& v, const char* in
     RETURN_IF_ERROR(BeginWrite(s, m));
     std::memcpy(Staging(rank, s), in, bytes);
     Publish(Flags(rank)->posted, s + 1);
-    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1, kLatencySpins));
+    RETURN_IF_ERROR(WaitFlag(&RankFlags::posted, m, rank, s + 1, latency_spins));
     Reduce2(out, Staging(m[0], s), Staging(m[1], s), count, type, op);
     for (size_t j = 2; j < g; ++j) ReduceInto(out, Staging(m[j], s), count, type, op);
     Publish(Flags(rank)->done, s + 1);
