@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 
 #include "lib/kernels/thread_pool.h"
@@ -52,6 +53,13 @@ const Dnnl& LoadDnnl() {
   static const Dnnl dnnl = [] {
     Dnnl d;
     if (!kUseDnnl) return d;
+    // oneDNN's OpenMP workers otherwise spin for a while after every
+    // product, on the cores our own pool needs for the next step: the MLP
+    // benchmark ran 3x slower that way on a busy host. libgomp reads this
+    // when it loads; a user's own setting wins.
+    if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
+      setenv("OMP_WAIT_POLICY", "passive", 0);
+    }
     void* h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) return d;
     d.sgemm = reinterpret_cast<DnnlSgemmFn>(dlsym(h, "dnnl_sgemm"));

@@ -33,7 +33,11 @@ std::vector<std::string> BuildEnv(const ToolOptions& options) {
   for (char** e = environ; *e != nullptr; ++e) {
     std::string entry(*e);
     std::string name = entry.substr(0, entry.find('='));
-    if (options.clean_neuron_env && name.rfind("NEURON_", 0) == 0) continue;
+    // Kept: where test_main sends core dumps (the test's own directory).
+    if (options.clean_neuron_env && name.rfind("NEURON_", 0) == 0 &&
+        name != "NEURON_RT_LOCAL_CORE_DUMP_DIRECTORY") {
+      continue;
+    }
     if (options.env.count(name)) continue;
     bool unset = false;
     for (const auto& u : options.unset_env) unset |= (u == name);
