@@ -34,6 +34,8 @@ class RuntimeTest : public ::testing::Test {
     root_ = testing::FastTempDir();
     env_["NEURON_SIM_ROOT"] = root_;
     env_["NEURON_RT_LOG_LEVEL"] = "WARN";  // console only
+    // Failing executions write core dumps (on by default): keep them here.
+    env_["NEURON_RT_LOCAL_CORE_DUMP_DIRECTORY"] = root_ + "/core-dump/dt-%d-cid-%c";
     log::SetConsoleSink([this](std::string_view line) { logs_ += line; });
     log::SetSyslogSink([](int, std::string_view) {});
   }
