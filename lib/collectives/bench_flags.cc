@@ -199,10 +199,8 @@ int ParseBenchFlags(int argc, char** argv, BenchFlags* flags) {
       case kShowAlgorithm: flags->show_algorithm = true; break;
       case 'h': std::fputs(kUsage, stdout); return kExitOk;
       case kVersion: PrintVersion(kTool); return kExitOk;
-      case ':':
-        return UsageError(kTool, absl::StrCat("option '", av[optind - 1], "' needs a value"));
       default:
-        return UsageError(kTool, absl::StrCat("unknown option '", av[optind - 1], "'"));
+        return GetoptUsageError(kTool, c, av.data());
     }
   }
   if (have_f && have_i) return UsageError(kTool, "-f and -i exclude each other");

@@ -111,12 +111,26 @@ int64_t WrapInt(ET type, int64_t v) {
   return static_cast<int64_t>(u);
 }
 
-void LoadToDomain(ET type, const uint8_t* src, int64_t n, void* dst) {
+// Bytes per element of the types stored exactly as their domain holds
+// them (loading or storing them is a copy); 0 for the others.
+static int SameLayoutBytes(ET type) {
   switch (type) {
-    case ET::kF32: std::memcpy(dst, src, n * 4); return;
-    case ET::kF64: std::memcpy(dst, src, n * 8); return;
-    case ET::kC64: std::memcpy(dst, src, n * 8); return;
-    case ET::kC128: std::memcpy(dst, src, n * 16); return;
+    case ET::kF32: return 4;
+    case ET::kF64:
+    case ET::kC64:
+    case ET::kS64:
+    case ET::kU64: return 8;
+    case ET::kC128: return 16;
+    default: return 0;
+  }
+}
+
+void LoadToDomain(ET type, const uint8_t* src, int64_t n, void* dst) {
+  if (int bytes = SameLayoutBytes(type)) {
+    std::memcpy(dst, src, n * bytes);
+    return;
+  }
+  switch (type) {
     case ET::kBF16: {
       const uint16_t* s = reinterpret_cast<const uint16_t*>(src);
       float* d = static_cast<float*>(dst);
@@ -151,8 +165,6 @@ void LoadToDomain(ET type, const uint8_t* src, int64_t n, void* dst) {
     case ET::kU16: for (int64_t i = 0; i < n; ++i) d[i] = reinterpret_cast<const uint16_t*>(src)[i]; return;
     case ET::kS32: for (int64_t i = 0; i < n; ++i) d[i] = reinterpret_cast<const int32_t*>(src)[i]; return;
     case ET::kU32: for (int64_t i = 0; i < n; ++i) d[i] = reinterpret_cast<const uint32_t*>(src)[i]; return;
-    case ET::kS64:
-    case ET::kU64: std::memcpy(d, src, n * 8); return;
     default:  // sub-byte integers: one byte per element
       for (int64_t i = 0; i < n; ++i) d[i] = WrapInt(type, src[i]);
       return;
@@ -160,11 +172,11 @@ void LoadToDomain(ET type, const uint8_t* src, int64_t n, void* dst) {
 }
 
 void StoreFromDomain(ET type, const void* src, int64_t n, uint8_t* dst) {
+  if (int bytes = SameLayoutBytes(type)) {
+    std::memcpy(dst, src, n * bytes);
+    return;
+  }
   switch (type) {
-    case ET::kF32: std::memcpy(dst, src, n * 4); return;
-    case ET::kF64: std::memcpy(dst, src, n * 8); return;
-    case ET::kC64: std::memcpy(dst, src, n * 8); return;
-    case ET::kC128: std::memcpy(dst, src, n * 16); return;
     case ET::kBF16: {
       const float* s = static_cast<const float*>(src);
       uint16_t* d = reinterpret_cast<uint16_t*>(dst);
@@ -195,7 +207,6 @@ void StoreFromDomain(ET type, const void* src, int64_t n, uint8_t* dst) {
     case ET::kS8: case ET::kU8: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(s[i]); return;
     case ET::kS16: case ET::kU16: for (int64_t i = 0; i < n; ++i) reinterpret_cast<uint16_t*>(dst)[i] = static_cast<uint16_t>(s[i]); return;
     case ET::kS32: case ET::kU32: for (int64_t i = 0; i < n; ++i) reinterpret_cast<uint32_t*>(dst)[i] = static_cast<uint32_t>(s[i]); return;
-    case ET::kS64: case ET::kU64: std::memcpy(dst, s, n * 8); return;
     default:
       for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(WrapInt(type, s[i]));
       return;

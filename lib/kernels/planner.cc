@@ -343,6 +343,16 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
   for (bool d : shape.dynamic) if (d) return Unsupported(instr, "dynamic dimension");
 
   auto own = [&]() { return values_[&instr] = NewLeaves(shape, Buf::Role::kOwned, /*shareable=*/true); };
+  // A kernel object planned for the instruction (or the reason it cannot
+  // be) runs as `kernel->Run(operand leaves, owned results)`.
+  auto kernel_step = [&](auto planned) -> absl::Status {
+    if (!planned.ok()) return Unsupported(instr, planned.status().message());
+    std::shared_ptr<std::decay_t<decltype(**planned)>> kernel = std::move(*planned);
+    std::vector<const Buf*> ins = OperandLeaves(instr);
+    std::vector<Buf*> outs = own();
+    plan.steps.push_back({instr.name(), [kernel, ins, outs](RunCtx&) { kernel->Run(ins, outs); return absl::OkStatus(); }, outs});
+    return absl::OkStatus();
+  };
   // One array operand in, one owned array out (the data-movement kernels):
   // `kernel(in, out)` runs as the step.
   auto unary_step = [&](auto kernel) {
@@ -736,24 +746,10 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       plan.steps.push_back({instr.name(), [a, idx, out, g, sizes](RunCtx&) { Gather(*a, *idx, g, sizes, *out); return absl::OkStatus(); }, {out}});
       return absl::OkStatus();
     }
-    case Opcode::kScatter: {
-      auto k = ScatterKernel::Plan(instr);
-      if (!k.ok()) return Unsupported(instr, k.status().message());
-      std::shared_ptr<ScatterKernel> kernel = std::move(*k);
-      std::vector<const Buf*> ins = OperandLeaves(instr);
-      std::vector<Buf*> outs = own();
-      plan.steps.push_back({instr.name(), [kernel, ins, outs](RunCtx&) { kernel->Run(ins, outs); return absl::OkStatus(); }, outs});
-      return absl::OkStatus();
-    }
-    case Opcode::kSort: {
-      auto k = SortKernel::Plan(instr);
-      if (!k.ok()) return Unsupported(instr, k.status().message());
-      std::shared_ptr<SortKernel> kernel = std::move(*k);
-      std::vector<const Buf*> ins = OperandLeaves(instr);
-      std::vector<Buf*> outs = own();
-      plan.steps.push_back({instr.name(), [kernel, ins, outs](RunCtx&) { kernel->Run(ins, outs); return absl::OkStatus(); }, outs});
-      return absl::OkStatus();
-    }
+    case Opcode::kScatter:
+      return kernel_step(ScatterKernel::Plan(instr));
+    case Opcode::kSort:
+      return kernel_step(SortKernel::Plan(instr));
     case Opcode::kTopK: {
       const Buf* in = Leaves(instr.operand(0))[0];
       std::vector<Buf*> outs = own();
@@ -908,15 +904,8 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
     }
     case Opcode::kRngBitGenerator:
     case Opcode::kRng:
-    case Opcode::kRngGetAndUpdateState: {
-      std::vector<const Buf*> ins = OperandLeaves(instr);
-      std::vector<Buf*> outs = own();
-      auto k = PlanRng(instr);
-      if (!k.ok()) return Unsupported(instr, k.status().message());
-      std::shared_ptr<RngKernel> kernel = std::move(*k);
-      plan.steps.push_back({instr.name(), [kernel, ins, outs](RunCtx&) { kernel->Run(ins, outs); return absl::OkStatus(); }, outs});
-      return absl::OkStatus();
-    }
+    case Opcode::kRngGetAndUpdateState:
+      return kernel_step(PlanRng(instr));
     case Opcode::kBatchNormTraining:
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormGrad: {
@@ -980,13 +969,7 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
         plan.steps.push_back({instr.name(), [out](RunCtx& ctx) { std::memcpy(out->data, &ctx.opts->rng_seed, 8); return absl::OkStatus(); }, {out}});
         return absl::OkStatus();
       }
-      auto k = PlanCustomCall(instr);
-      if (!k.ok()) return Unsupported(instr, k.status().message());
-      std::shared_ptr<CustomCallKernel> kernel = std::move(*k);
-      std::vector<const Buf*> ins = OperandLeaves(instr);
-      std::vector<Buf*> outs = own();
-      plan.steps.push_back({instr.name(), [kernel, ins, outs](RunCtx&) { kernel->Run(ins, outs); return absl::OkStatus(); }, outs});
-      return absl::OkStatus();
+      return kernel_step(PlanCustomCall(instr));
     }
     default:
       break;

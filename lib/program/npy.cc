@@ -45,29 +45,6 @@ std::string_view DictValue(std::string_view dict, std::string_view key) {
 
 }  // namespace
 
-std::string NpyHeader(std::string_view descr, const std::vector<int64_t>& dims,
-                      size_t alignment) {
-  std::string shape = "(";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    absl::StrAppend(&shape, dims[i], dims.size() == 1 ? "," : (i + 1 < dims.size() ? ", " : ""));
-  }
-  shape += ")";
-  std::string dict = absl::StrCat("{'descr': '", std::string(descr),
-                                  "', 'fortran_order': False, 'shape': ", shape, ", }");
-  size_t unpadded = kMagicSize + 2 + 2 + dict.size() + 1;  // + '\n'
-  size_t total = (unpadded + alignment - 1) / alignment * alignment;
-  dict.append(total - unpadded, ' ');
-  dict += '\n';
-  std::string out(kMagic, kMagicSize);
-  out += '\x01';
-  out += '\x00';
-  uint16_t len = static_cast<uint16_t>(dict.size());
-  out += static_cast<char>(len & 0xff);
-  out += static_cast<char>(len >> 8);
-  out += dict;
-  return out;
-}
-
 absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes) {
   if (bytes.size() < kMagicSize + 4 || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0) {
     return NpyError("missing \\x93NUMPY magic");

@@ -1,5 +1,7 @@
-// NumPy .npy (format version 1.0) headers: the program package stores each
-// large constant as one .npy member so users can inspect it with numpy.load.
+// Parsing the .npy members of a program package in place (the program
+// stores each large constant as one .npy member so users can inspect it with
+// numpy.load; lib/support/npy writes their headers). Unlike npy::Parse, the
+// data is a view, not a copy, and any dtype descriptor is accepted.
 #ifndef NEURON_LIB_PROGRAM_NPY_H_
 #define NEURON_LIB_PROGRAM_NPY_H_
 
@@ -11,13 +13,6 @@
 #include "absl/status/statusor.h"
 
 namespace neuron::program {
-
-// The magic, version, header length and header dict for a C-order array,
-// padded with spaces so that header size is a multiple of `alignment`
-// (64 as NumPy writes; 4096 puts the data of a fast-loading NEFF member on
-// a page boundary). alignment must be a power of two, 16..32768.
-std::string NpyHeader(std::string_view descr, const std::vector<int64_t>& dims,
-                      size_t alignment = 64);
 
 struct NpyArray {
   std::string descr;          // e.g. "<f4"

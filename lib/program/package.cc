@@ -10,6 +10,7 @@
 #include "lib/hlo/proto_reader.h"
 #include "lib/program/dtype.h"
 #include "lib/program/npy.h"
+#include "lib/support/npy.h"
 #include "lib/program/proto_writer.h"
 
 namespace neuron::program {
@@ -63,7 +64,7 @@ absl::StatusOr<std::vector<neff::Member>> Serialize(const SerializeInput& input,
       const hlo::Literal& lit = *inst->attrs().literal;
       std::string member = absl::StrCat("constants/", manifest.constants.size(), ".npy");
       std::string& bytes = storage->emplace_back(
-          NpyHeader(NpyDescr(lit.shape().type), lit.shape().dims,
+          npy::Header(NpyDescr(lit.shape().type), lit.shape().dims,
                     input.page_align_constants ? neff::kFastLoadingAlignment : 64));
       bytes.append(reinterpret_cast<const char*>(lit.data().data()), lit.data().size());
       ConstantInfo info;

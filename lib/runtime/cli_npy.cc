@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "lib/program/dtype.h"
 #include "lib/program/npy.h"
+#include "lib/support/npy.h"
 
 namespace neuron::runtime {
 namespace {
@@ -92,7 +93,7 @@ std::string NpyBytes(const hlo::Literal& value) {
   const hlo::Literal converted =
       storage == value.shape().type ? hlo::Literal() : ConvertTensor(value, storage);
   const hlo::Literal& v = storage == value.shape().type ? value : converted;
-  std::string out = program::NpyHeader(program::NpyDescr(storage), v.shape().dims);
+  std::string out = npy::Header(program::NpyDescr(storage), v.shape().dims);
   out.append(reinterpret_cast<const char*>(v.data().data()), v.data().size());
   return out;
 }

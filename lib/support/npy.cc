@@ -150,17 +150,18 @@ absl::StatusOr<Array> ReadFile(const std::string& path) {
   return Parse(bytes, path == "-" ? "<stdin>" : path);
 }
 
-std::string Serialize(const Array& a) {
+std::string Header(std::string_view descr, const std::vector<int64_t>& dims, size_t alignment) {
   std::string shape;
-  if (a.shape.size() == 1) shape = absl::StrCat("(", a.shape[0], ",)");
-  else shape = absl::StrCat("(", absl::StrJoin(a.shape, ", "), ")");
-  std::string header = absl::StrCat("{'descr': '", a.descr, "', 'fortran_order': False, 'shape': ", shape, ", }");
-  // Pad so the data starts on a 64-byte boundary; header ends with '\n'.
+  if (dims.size() == 1) shape = absl::StrCat("(", dims[0], ",)");
+  else shape = absl::StrCat("(", absl::StrJoin(dims, ", "), ")");
+  std::string header = absl::StrCat("{'descr': '", std::string(descr), "', 'fortran_order': False, 'shape': ", shape, ", }");
+  // Pad so the data starts on an `alignment` boundary; header ends with '\n'.
+  auto round_up = [alignment](size_t n) { return (n + alignment - 1) / alignment * alignment; };
   size_t pre = 10;
   size_t total = pre + header.size() + 1;
   bool v2 = false;
-  if (((total + 63) / 64 * 64) - pre > 65535) { v2 = true; pre = 12; total = pre + header.size() + 1; }
-  size_t padded = (total + 63) / 64 * 64;
+  if (round_up(total) - pre > 65535) { v2 = true; pre = 12; total = pre + header.size() + 1; }
+  size_t padded = round_up(total);
   header.append(padded - total, ' ');
   header.push_back('\n');
   std::string out(kMagic, 6);
@@ -174,6 +175,11 @@ std::string Serialize(const Array& a) {
     out.push_back(static_cast<char>((len >> 24) & 0xff));
   }
   out += header;
+  return out;
+}
+
+std::string Serialize(const Array& a) {
+  std::string out = Header(a.descr, a.shape);
   out.append(reinterpret_cast<const char*>(a.data.data()), a.data.size());
   return out;
 }

@@ -30,6 +30,13 @@ absl::StatusOr<Array> Parse(std::string_view bytes, std::string_view name);
 // Reads a file ("-" reads stdin).
 absl::StatusOr<Array> ReadFile(const std::string& path);
 
+// The magic, version, header length and header dict of a C-order array,
+// padded with spaces so that the data starts at a multiple of `alignment`
+// (64 as NumPy writes; 4096 puts a fast-loading NEFF member's data on a
+// page boundary; a power of two, 16..32768). Version 1.0, or 2.0 when the
+// header needs it.
+std::string Header(std::string_view descr, const std::vector<int64_t>& shape, size_t alignment = 64);
+
 // Serializes as version 1.0 (2.0 when the header needs it).
 std::string Serialize(const Array& array);
 // Writes a file ("-" writes stdout).

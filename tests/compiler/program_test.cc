@@ -9,6 +9,7 @@
 #include "lib/hlo/verifier.h"
 #include "lib/program/dtype.h"
 #include "lib/program/npy.h"
+#include "lib/support/npy.h"
 #include "lib/program/package.h"
 #include "lib/program/proto_writer.h"
 
@@ -51,7 +52,7 @@ TEST(DtypeTest, NamesRoundTripAndNpyDescriptors) {
 
 TEST(NpyTest, HeaderIsAlignedAndParsesBack) {
   for (size_t align : {size_t{64}, size_t{4096}}) {
-    std::string h = NpyHeader("<f4", {2, 3}, align);
+    std::string h = npy::Header("<f4", {2, 3}, align);
     EXPECT_EQ(h.size() % align, 0u);
     EXPECT_EQ(h.back(), '\n');
     std::string file = h + std::string(24, '\0');
@@ -62,10 +63,10 @@ TEST(NpyTest, HeaderIsAlignedAndParsesBack) {
     EXPECT_EQ(a->data.size(), 24u);
     EXPECT_EQ(a->data.data(), file.data() + h.size());
   }
-  auto scalar = ParseNpy(NpyHeader("<i4", {}) + std::string(4, '\0'));
+  auto scalar = ParseNpy(npy::Header("<i4", {}) + std::string(4, '\0'));
   ASSERT_TRUE(scalar.ok());
   EXPECT_TRUE(scalar->dims.empty());
-  auto one = ParseNpy(NpyHeader("<i4", {5}) + std::string(20, '\0'));
+  auto one = ParseNpy(npy::Header("<i4", {5}) + std::string(20, '\0'));
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(one->dims, std::vector<int64_t>{5});
 }
@@ -73,7 +74,7 @@ TEST(NpyTest, HeaderIsAlignedAndParsesBack) {
 TEST(NpyTest, BadFilesAreRefused) {
   EXPECT_FALSE(ParseNpy("").ok());
   EXPECT_FALSE(ParseNpy("hello world, not npy").ok());
-  std::string good = NpyHeader("<f4", {4}) + std::string(16, '\0');
+  std::string good = npy::Header("<f4", {4}) + std::string(16, '\0');
   EXPECT_FALSE(ParseNpy(good.substr(0, good.size() - 1)).ok());  // short data
   EXPECT_FALSE(ParseNpy(good.substr(0, 20)).ok());                // short header
 }

@@ -68,7 +68,7 @@ int Show(int argc, char** argv) {
     switch (opt) {
       case 'j': json = true; break;
       case 'h': std::fputs(kUsage, stdout); return neuron::kExitOk;
-      default: return Usage(std::string("show: unknown option '") + argv[optind - 1] + "'");
+      default: return neuron::GetoptUsageError(kTool, opt, argv, "show: ");
     }
   }
   std::vector<std::string> paths(argv + optind, argv + argc);
@@ -120,8 +120,7 @@ int Upload(int argc, char** argv) {
       case kNoProgress: r.progress = 0; break;
       case 'j': r.json = true; break;
       case 'h': std::fputs(kUsage, stdout); return neuron::kExitOk;
-      case ':': return Usage(std::string("upload: ") + argv[optind - 1] + " needs a value");
-      default: return Usage(std::string("upload: unknown option '") + argv[optind - 1] + "'");
+      default: return neuron::GetoptUsageError(kTool, opt, argv, "upload: ");
     }
   }
   r.paths.assign(argv + optind, argv + argc);
@@ -165,8 +164,7 @@ int Handoff(int argc, char** argv) {
       case kErrorCode: r.error_code = optarg; break;
       case kLocalDir: r.local_output_dir = optarg; break;
       case kS3Prefix: r.s3_output_prefix = optarg; break;
-      case ':': return Usage(std::string(argv[optind - 1]) + " needs a value");
-      default: return Usage(std::string("unknown option '") + argv[optind - 1] + "'");
+      default: return neuron::GetoptUsageError(kTool, opt, argv);
     }
   }
   if (optind < argc) return Usage(std::string("unexpected argument '") + argv[optind] + "'");

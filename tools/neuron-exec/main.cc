@@ -151,10 +151,8 @@ int main(int argc, char** argv) {
       case kVersion:
         neuron::PrintVersion(kTool);
         return neuron::kExitOk;
-      case ':':
-        return Usage(absl::StrCat("option '", argv[optind - 1], "' needs a value"));
       default:
-        return Usage(absl::StrCat("unknown option '", argv[optind - 1], "'"));
+        return neuron::GetoptUsageError(kTool, opt, argv);
     }
   }
   if (optind >= argc) return Usage("no NEFF given (a file, or - for stdin)");
