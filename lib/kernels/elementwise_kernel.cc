@@ -41,7 +41,9 @@ bool StorageIsDomain(ElementType t) {
 
 }  // namespace
 
-ElementwiseKernel::ElementwiseKernel(ExprProgram program) : program_(std::move(program)) {
+ElementwiseKernel::ElementwiseKernel(ExprProgram program, bool allow_f32_tiles)
+    : program_(std::move(program)) {
+  if (allow_f32_tiles && F32TilesAvailable()) f32_plan_ = program_.LowerToF32();
   threads_.resize(2);
   for (auto& ts : threads_) {
     ts.scratch = program_.MakeScratch();
@@ -49,12 +51,65 @@ ElementwiseKernel::ElementwiseKernel(ExprProgram program) : program_(std::move(p
     ts.gather.resize(ExprProgram::kTile * 16);
     ts.in_ptrs.resize(program_.inputs().size());
     ts.out_regs.resize(program_.output_types().size());
+    if (f32_plan_) {
+      // Slots and tail tiles, plus room to start on a 64-byte boundary.
+      ts.f32_scratch.resize((f32_plan_->slot_count + f32_plan_->stream_inputs.size()) *
+                                kF32TileLanes + 16);
+      ts.f32_streams.resize(f32_plan_->stream_inputs.size());
+      ts.f32_scalars = f32_plan_->scalars;
+      ts.f32_dsts.resize(f32_plan_->outputs.size());
+    }
   }
+}
+
+void ElementwiseKernel::RunRangeF32(ThreadState& ts, int64_t begin, int64_t end,
+                                    const std::vector<const Buf*>& params,
+                                    const std::vector<Buf*>& outs) {
+  const F32Plan& plan = *f32_plan_;
+  const auto& inputs = program_.inputs();
+  auto source = [&](int input) -> const uint8_t* {
+    const ExprInput& in = inputs[input];
+    return in.parameter >= 0 ? params[in.parameter]->data : in.constant.data();
+  };
+  for (size_t s = 0; s < plan.stream_inputs.size(); ++s)
+    ts.f32_streams[s] = reinterpret_cast<const float*>(source(plan.stream_inputs[s]));
+  for (size_t i = 0; i < plan.scalar_inputs.size(); ++i)
+    if (plan.scalar_inputs[i] >= 0) std::memcpy(&ts.f32_scalars[i], source(plan.scalar_inputs[i]), 4);
+  bool streaming = true;
+  for (size_t j = 0; j < outs.size(); ++j) {
+    ts.f32_dsts[j] = reinterpret_cast<float*>(outs[j]->data) + begin;
+    streaming = streaming && outs[j]->bytes >= kStreamingBytes &&
+                reinterpret_cast<uintptr_t>(ts.f32_dsts[j]) % 64 == 0;
+  }
+  ts.nonfinite.assign(outs.size(), 0);
+  F32TileJob job;
+  job.steps = plan.steps.data();
+  job.step_count = static_cast<int32_t>(plan.steps.size());
+  job.outputs = plan.outputs.data();
+  job.output_count = static_cast<int32_t>(plan.outputs.size());
+  job.slot_count = plan.slot_count;
+  job.stream_count = static_cast<int32_t>(plan.stream_inputs.size());
+  job.streams = ts.f32_streams.data();
+  job.stream_periods = plan.stream_periods.data();
+  job.stream_repeats = plan.stream_repeats.data();
+  job.first_lane = begin;
+  job.scalars = ts.f32_scalars.data();
+  job.dsts = ts.f32_dsts.data();
+  job.count = end - begin;
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(ts.f32_scratch.data());
+  job.scratch = ts.f32_scratch.data() + ((64 - raw % 64) % 64) / sizeof(float);
+  job.streaming_stores = streaming;
+  job.nonfinite = reinterpret_cast<uint8_t*>(ts.nonfinite.data());
+  RunF32TilesAvx512(job);
 }
 
 void ElementwiseKernel::RunRange(ThreadState& ts, int64_t begin, int64_t end,
                                  const std::vector<const Buf*>& params,
                                  const std::vector<Buf*>& outs, const ExprRunContext& ctx) {
+  if (f32_plan_) {
+    RunRangeF32(ts, begin, end, params, outs);
+    return;
+  }
   const auto& inputs = program_.inputs();
   ts.nonfinite.assign(outs.size(), 0);
   const int64_t first_n = std::min<int64_t>(ExprProgram::kTile, end - begin);

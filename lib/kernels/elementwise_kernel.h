@@ -2,10 +2,13 @@
 // elements are loaded (converted to the compute domain, splatted or
 // gathered for broadcasts), evaluated and stored, so intermediate values
 // never leave the cache. Large tensors are split across the host threads.
+// Programs that are f32 throughout take the f32 tile runner instead
+// (f32_tiles.h) where the CPU has AVX-512.
 #ifndef NEURON_LIB_KERNELS_ELEMENTWISE_KERNEL_H_
 #define NEURON_LIB_KERNELS_ELEMENTWISE_KERNEL_H_
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "lib/kernels/buffer.h"
@@ -15,13 +18,16 @@ namespace neuron::kernels {
 
 class ElementwiseKernel {
  public:
-  explicit ElementwiseKernel(ExprProgram program);
+  // allow_f32_tiles = false keeps to the general interpreter (tests compare
+  // the two).
+  explicit ElementwiseKernel(ExprProgram program, bool allow_f32_tiles = true);
 
   // params: the program's parameters by number; outs: one per output.
   void Run(const std::vector<const Buf*>& params, const std::vector<Buf*>& outs,
            const ExprRunContext& ctx, int threads);
 
   const ExprProgram& program() const { return program_; }
+  bool uses_f32_tiles() const { return f32_plan_.has_value(); }
 
  private:
   struct ThreadState {
@@ -31,12 +37,20 @@ class ElementwiseKernel {
     std::vector<const void*> in_ptrs;
     std::vector<const void*> out_regs;
     std::vector<int8_t> nonfinite;  // per output, seen in this range
+    // The f32 tile runner's slots and per-range pointers.
+    std::vector<float> f32_scratch;
+    std::vector<const float*> f32_streams;
+    std::vector<float> f32_scalars;
+    std::vector<float*> f32_dsts;
   };
   void RunRange(ThreadState& ts, int64_t begin, int64_t end,
                 const std::vector<const Buf*>& params, const std::vector<Buf*>& outs,
                 const ExprRunContext& ctx);
+  void RunRangeF32(ThreadState& ts, int64_t begin, int64_t end,
+                   const std::vector<const Buf*>& params, const std::vector<Buf*>& outs);
 
   ExprProgram program_;
+  std::optional<F32Plan> f32_plan_;
   std::vector<ThreadState> threads_;
 };
 

@@ -1,5 +1,6 @@
 #include "lib/kernels/expr_program.h"
 
+#include <algorithm>
 #include <bit>
 #include <complex>
 #include <cmath>
@@ -376,6 +377,191 @@ ExprScratch ExprProgram::MakeScratch() const {
     }
   }
   return s;
+}
+
+namespace {
+
+std::optional<F32Op> F32OpOf(Opcode op) {
+  switch (op) {
+    case Opcode::kAdd: return F32Op::kAdd;
+    case Opcode::kSubtract: return F32Op::kSubtract;
+    case Opcode::kMultiply: return F32Op::kMultiply;
+    case Opcode::kDivide: return F32Op::kDivide;
+    case Opcode::kMaximum: return F32Op::kMaximum;
+    case Opcode::kMinimum: return F32Op::kMinimum;
+    case Opcode::kNegate: return F32Op::kNegate;
+    case Opcode::kAbs: return F32Op::kAbs;
+    case Opcode::kSqrt: return F32Op::kSqrt;
+    case Opcode::kRsqrt: return F32Op::kRsqrt;
+    case Opcode::kExp: return F32Op::kExp;
+    case Opcode::kTanh: return F32Op::kTanh;
+    case Opcode::kLogistic: return F32Op::kLogistic;
+    case Opcode::kLog: return F32Op::kLog;
+    case Opcode::kFloor: return F32Op::kFloor;
+    case Opcode::kCeil: return F32Op::kCeil;
+    case Opcode::kRoundNearestEven: return F32Op::kRoundNearestEven;
+    default: return std::nullopt;
+  }
+}
+
+bool IsF32Binary(F32Op op) { return op <= F32Op::kMinimum; }
+
+// A broadcast whose source dims are one contiguous run of the output's
+// dims, in order (a bias along the last dims, a per-channel scale, ...):
+// lane i then reads element (i / repeat) % period.
+bool BroadcastAsPeriod(const ExprInput& in, int64_t* period, int64_t* repeat) {
+  const int64_t rank = static_cast<int64_t>(in.out_dims.size());
+  int64_t first = -1, last = -1;  // the run of dims the source spans
+  for (int64_t d = 0; d < rank; ++d) {
+    if (in.src_strides[d] == 0 || in.out_dims[d] == 1) continue;
+    if (first < 0) first = d;
+    last = d;
+  }
+  if (first < 0) return false;  // a single element: a splat, not a stream
+  int64_t stride = 1;
+  for (int64_t d = last; d >= first; --d) {
+    if (in.out_dims[d] != 1 && in.src_strides[d] != stride) return false;
+    stride *= in.out_dims[d];
+  }
+  *period = stride;
+  *repeat = 1;
+  for (int64_t d = last + 1; d < rank; ++d) *repeat *= in.out_dims[d];
+  return true;
+}
+
+}  // namespace
+
+std::optional<F32Plan> ExprProgram::LowerToF32() const {
+  for (ET t : output_types_)
+    if (t != ET::kF32) return std::nullopt;
+  const int count = static_cast<int>(nodes_.size());
+  // Copies and f32-to-f32 converts are the value they copy.
+  std::vector<int> root(count);
+  for (int id = 0; id < count; ++id) {
+    const ExprNode& nd = nodes_[id];
+    if (nd.type != ET::kF32) return std::nullopt;
+    const bool same = nd.kind == NodeKind::kAlias ||
+                      (nd.kind == NodeKind::kOp &&
+                       (nd.op == Opcode::kCopy ||
+                        ((nd.op == Opcode::kConvert || nd.op == Opcode::kStochasticConvert) &&
+                         nodes_[nd.a].type == ET::kF32)));
+    root[id] = same ? root[nd.a] : id;
+  }
+
+  // Leaves become streams and scalars; ops become steps, in order.
+  F32Plan plan;
+  std::vector<F32Operand> leaf(count);
+  std::vector<int> step_of(count, -1);  // node -> its step
+  std::vector<int> step_node;           // step -> its node
+  std::vector<int> stream_of_input(inputs_.size(), -1);
+  for (int id = 0; id < count; ++id) {
+    const ExprNode& nd = nodes_[id];
+    if (root[id] != id) continue;
+    switch (nd.kind) {
+      case NodeKind::kInput: {
+        const ExprInput& in = inputs_[nd.input];
+        if (in.type != ET::kF32) return std::nullopt;
+        if (in.mode == InputMode::kFull || in.mode == InputMode::kMapped) {
+          if (stream_of_input[nd.input] < 0) {
+            int64_t period = 0, repeat = 1;
+            if (in.mode == InputMode::kMapped && !BroadcastAsPeriod(in, &period, &repeat))
+              return std::nullopt;
+            stream_of_input[nd.input] = static_cast<int>(plan.stream_inputs.size());
+            plan.stream_inputs.push_back(nd.input);
+            plan.stream_periods.push_back(period);
+            plan.stream_repeats.push_back(repeat);
+          }
+          leaf[id] = {F32Operand::kStream, stream_of_input[nd.input]};
+        } else if (in.mode == InputMode::kSplat) {
+          leaf[id] = {F32Operand::kScalar, static_cast<int32_t>(plan.scalars.size())};
+          plan.scalars.push_back(0.0f);
+          plan.scalar_inputs.push_back(nd.input);
+        } else {
+          return std::nullopt;
+        }
+        continue;
+      }
+      case NodeKind::kConst:
+        leaf[id] = {F32Operand::kScalar, static_cast<int32_t>(plan.scalars.size())};
+        plan.scalars.push_back(static_cast<float>(nd.cf));
+        plan.scalar_inputs.push_back(-1);
+        continue;
+      case NodeKind::kIota:
+      case NodeKind::kAlias:
+        return std::nullopt;  // aliases were resolved above
+      case NodeKind::kOp:
+        break;
+    }
+    std::optional<F32Op> op = F32OpOf(nd.op);
+    if (!op || nd.c >= 0 || (nd.b >= 0) != IsF32Binary(*op)) return std::nullopt;
+    F32Step step;
+    step.op = *op;
+    step_of[id] = static_cast<int>(plan.steps.size());
+    step_node.push_back(id);
+    plan.steps.push_back(step);
+  }
+  if (plan.stream_inputs.size() > 64) return std::nullopt;
+  const int steps = static_cast<int>(plan.steps.size());
+
+  // A step's result stays in registers for the step right after it; it is
+  // also stored to a slot when anything else reads it.
+  constexpr int kForever = 1 << 30;
+  std::vector<int> last_read(steps, -1);  // last step reading it from a slot
+  std::vector<bool> spill(steps, false);
+  auto note_read = [&](int value, int reader_step) {
+    const int producer = step_of[value];
+    if (producer < 0 || reader_step == producer + 1) return;
+    spill[producer] = true;
+    last_read[producer] = std::max(last_read[producer], reader_step);
+  };
+  for (int i = 0; i < steps; ++i) {
+    const ExprNode& nd = nodes_[step_node[i]];
+    for (int o : {nd.a, nd.b})
+      if (o >= 0) note_read(root[o], i);
+  }
+  for (int o : outputs_) {
+    const int producer = step_of[root[o]];
+    if (producer >= 0 && producer != steps - 1) {
+      spill[producer] = true;
+      last_read[producer] = kForever;
+    }
+  }
+
+  auto operand = [&](int node, int reader_step) -> F32Operand {
+    const int producer = step_of[node];
+    if (producer < 0) return leaf[node];
+    if (producer == reader_step - 1) return {F32Operand::kAcc, 0};
+    return {F32Operand::kSlot, plan.steps[producer].dst};
+  };
+  std::vector<int> free_slots;
+  std::vector<std::vector<int>> release_after(steps);  // slots free once a step ran
+  for (int i = 0; i < steps; ++i) {
+    const ExprNode& nd = nodes_[step_node[i]];
+    F32Step& step = plan.steps[i];
+    step.a = operand(root[nd.a], i);
+    if (nd.b >= 0) step.b = operand(root[nd.b], i);
+    // Slots read for the last time by the step before are free now: this
+    // step's operands are still being read, so they keep theirs.
+    if (i > 0)
+      for (int slot : release_after[i - 1]) free_slots.push_back(slot);
+    step.spill = spill[i];
+    if (!step.spill) continue;
+    if (free_slots.empty()) {
+      step.dst = plan.slot_count++;
+    } else {
+      step.dst = free_slots.back();
+      free_slots.pop_back();
+    }
+    if (last_read[i] < kForever) release_after[last_read[i]].push_back(step.dst);
+  }
+  for (int o : outputs_) {
+    const int producer = step_of[root[o]];
+    plan.outputs.push_back(producer < 0              ? leaf[root[o]]
+                           : producer == steps - 1   ? F32Operand{F32Operand::kAcc, 0}
+                                                     : F32Operand{F32Operand::kSlot,
+                                                                  plan.steps[producer].dst});
+  }
+  return plan;
 }
 
 // ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "lib/hlo/computation.h"
 #include "lib/hlo/instruction.h"
 #include "lib/kernels/element_convert.h"
+#include "lib/kernels/f32_tiles.h"
 
 namespace neuron::kernels {
 
@@ -43,6 +45,21 @@ struct ExprInput {
 struct ExprScratch {
   std::vector<uint64_t> regs;  // node_count * kTile slots of 8 bytes
   std::vector<uint8_t> bytes;  // kTile * 8 for bit reinterpretation
+};
+
+// An all-f32 program flattened for the f32 tile runner (f32_tiles.h).
+struct F32Plan {
+  std::vector<F32Step> steps;
+  std::vector<F32Operand> outputs;
+  int32_t slot_count = 0;
+  std::vector<int> stream_inputs;  // per stream: the program input it reads
+  // Per stream: 0 for a whole array; for a broadcast, lane i reads element
+  // (i / repeat) % period of its source.
+  std::vector<int64_t> stream_periods, stream_repeats;
+  // Scalar operands: constants' values, and the splat inputs they stand
+  // for (the value is read from that input when a run starts), else -1.
+  std::vector<float> scalars;
+  std::vector<int> scalar_inputs;
 };
 
 struct ExprRunContext {
@@ -81,6 +98,10 @@ class ExprProgram {
   hlo::Opcode simple_binary_op() const { return simple_binary_; }
 
   ExprScratch MakeScratch() const;
+
+  // The program as f32 tile steps, when every value in it is f32, its
+  // inputs are whole arrays or splats, and every op is one the runner has.
+  std::optional<F32Plan> LowerToF32() const;
 
   // Evaluates n <= kTile lanes. in_tiles[i] holds input i's n lanes in its
   // domain; out_regs receives, per output, a pointer to its n lanes (valid

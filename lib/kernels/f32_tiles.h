@@ -1,0 +1,75 @@
+// The f32 fast path of the elementwise interpreter: a program whose every
+// value is f32 is flattened into steps, and a runner built for one
+// instruction set evaluates whole ranges a block of lanes at a time. Each
+// step's result stays in vector registers for the step after it; only
+// values read later on go through a slot in L1, and constants live in
+// registers.
+//
+// This header is plain data on purpose: the runner's translation unit is
+// compiled for AVX-512, and any inline function or template it shared with
+// the rest of the program could be emitted there with AVX-512 instructions
+// and picked by the linker for callers on machines without it.
+#ifndef NEURON_LIB_KERNELS_F32_TILES_H_
+#define NEURON_LIB_KERNELS_F32_TILES_H_
+
+#include <cstdint>
+
+namespace neuron::kernels {
+
+// Lanes per tile: 16 AVX-512 vectors, 1 KiB per slot.
+inline constexpr int64_t kF32TileLanes = 256;
+
+enum class F32Op : uint8_t {
+  kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum,  // binary
+  kNegate, kAbs, kSqrt, kRsqrt, kExp, kTanh, kLogistic, kLog,
+  kFloor, kCeil, kRoundNearestEven,
+};
+
+struct F32Operand {
+  // kAcc: the previous step's result, in registers.
+  enum Kind : uint8_t { kAcc, kSlot, kStream, kScalar };
+  Kind kind = kAcc;
+  int32_t index = 0;  // slot number, input stream, or scalar index
+};
+
+struct F32Step {
+  F32Op op = F32Op::kAdd;
+  F32Operand a, b;     // b unused by unary ops
+  bool spill = false;  // also store the result to slot dst
+  int32_t dst = 0;
+};
+
+// One range of lanes for the runner. Pointers are already offset to the
+// range's first lane.
+struct F32TileJob {
+  const F32Step* steps = nullptr;
+  int32_t step_count = 0;
+  const F32Operand* outputs = nullptr;  // kAcc: the last step's result
+  int32_t output_count = 0;
+  int32_t slot_count = 0;
+  int32_t stream_count = 0;
+  // Per input stream: its first element, and how lanes map onto it. Lane
+  // i (counted from first_lane) reads element (i / repeat) % period, or
+  // element i when period is 0 (a whole array).
+  const float* const* streams = nullptr;
+  const int64_t* stream_periods = nullptr;
+  const int64_t* stream_repeats = nullptr;
+  int64_t first_lane = 0;
+  const float* scalars = nullptr;         // scalar operand values
+  float* const* dsts = nullptr;           // per output, at first_lane
+  int64_t count = 0;                      // lanes in the range
+  // (slot_count + stream_count) * kF32TileLanes floats, 64-byte aligned.
+  float* scratch = nullptr;
+  bool streaming_stores = false;  // non-temporal stores for big outputs
+  uint8_t* nonfinite = nullptr;   // per output: set to 1 on a NaN/Inf
+};
+
+// True when this CPU and build can run RunF32TilesAvx512.
+bool F32TilesAvailable();
+
+// Evaluates the job's range. Call only when F32TilesAvailable().
+void RunF32TilesAvx512(const F32TileJob& job);
+
+}  // namespace neuron::kernels
+
+#endif  // NEURON_LIB_KERNELS_F32_TILES_H_

@@ -1,0 +1,277 @@
+// The AVX-512 runner of f32 tile programs (f32_tiles.h). Built with
+// -march=x86-64-v4 in a target of its own, and called only after
+// F32TilesAvailable(); so everything here has internal linkage and uses C
+// functions and intrinsics only, never a shared inline C++ function.
+#include <immintrin.h>
+#include <math.h>
+
+#include "lib/kernels/f32_tiles.h"
+
+namespace neuron::kernels {
+namespace {
+
+using V = __m512;
+constexpr int kLanes = 16;
+constexpr int kVectors = static_cast<int>(kF32TileLanes) / kLanes;
+constexpr int kMaxStreams = 64;
+
+inline V Set(float x) { return _mm512_set1_ps(x); }
+inline __mmask16 IsNan(V x) { return _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q); }
+
+// exp: the same range reduction and polynomial as the 8-lane Exp8 in
+// vector_math.cc, so both paths give the same bits.
+inline V Exp(V x) {
+  const V hi = Set(88.7228317f), lo = Set(-103.972084f);
+  V xc = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
+  V n = _mm512_roundscale_ps(_mm512_mul_ps(xc, Set(1.44269504088896341f)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  V r = _mm512_fnmadd_ps(n, Set(0.693359375f), xc);
+  r = _mm512_fnmadd_ps(n, Set(-2.12194440e-4f), r);
+  V p = Set(1.9875691500E-4f);
+  p = _mm512_fmadd_ps(p, r, Set(1.3981999507E-3f));
+  p = _mm512_fmadd_ps(p, r, Set(8.3334519073E-3f));
+  p = _mm512_fmadd_ps(p, r, Set(4.1665795894E-2f));
+  p = _mm512_fmadd_ps(p, r, Set(1.6666665459E-1f));
+  p = _mm512_fmadd_ps(p, r, Set(5.0000001201E-1f));
+  V r2 = _mm512_mul_ps(r, r);
+  V y = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), Set(1.0f));
+  __m512i ni = _mm512_cvtps_epi32(n);
+  __m512i n1 = _mm512_srai_epi32(ni, 1);
+  __m512i n2 = _mm512_sub_epi32(ni, n1);
+  V s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, _mm512_set1_epi32(127)), 23));
+  V s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, _mm512_set1_epi32(127)), 23));
+  y = _mm512_mul_ps(_mm512_mul_ps(y, s1), s2);
+  y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ), y, Set(INFINITY));
+  y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), y, _mm512_setzero_ps());
+  return _mm512_mask_blend_ps(IsNan(x), y, x);
+}
+
+// tanh: the rational approximation of vector_math.cc's Tanh8 (same
+// coefficients, same order of operations).
+inline V Tanh(V x) {
+  // max/min return their second operand when one is NaN: NaN flows through.
+  V xc = _mm512_min_ps(Set(9.0f), _mm512_max_ps(Set(-9.0f), x));
+  V z = _mm512_mul_ps(xc, xc);
+  V p = Set(-8.4927257678e-14f);
+  p = _mm512_fmadd_ps(p, z, Set(5.2795343750e-11f));
+  p = _mm512_fmadd_ps(p, z, Set(-2.0228570064e-08f));
+  p = _mm512_fmadd_ps(p, z, Set(1.1155144545e-05f));
+  p = _mm512_fmadd_ps(p, z, Set(3.1040369963e-03f));
+  p = _mm512_fmadd_ps(p, z, Set(1.3084082726e-01f));
+  p = _mm512_fmadd_ps(p, z, Set(9.9999999349e-01f));
+  V q = Set(2.5462623338e-04f);
+  q = _mm512_fmadd_ps(q, z, Set(2.4495501013e-02f));
+  q = _mm512_fmadd_ps(q, z, Set(4.6417409862e-01f));
+  q = _mm512_fmadd_ps(q, z, Set(1.0f));
+  V y = _mm512_div_ps(_mm512_mul_ps(xc, p), q);
+  return _mm512_min_ps(Set(1.0f), _mm512_max_ps(Set(-1.0f), y));
+}
+
+inline V Logistic(V x) {
+  V e = Exp(_mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN))));
+  V y = _mm512_div_ps(Set(1.0f), _mm512_add_ps(Set(1.0f), e));
+  return _mm512_mask_blend_ps(IsNan(x), y, x);
+}
+
+// log for normal positive finite lanes (vector_math.cc's Log8); the others
+// go to libm.
+inline V Log(V x) {
+  __mmask16 ok = _mm512_cmp_ps_mask(x, Set(1.17549435e-38f), _CMP_GE_OQ) &
+                 _mm512_cmp_ps_mask(x, Set(3.40282347e+38f), _CMP_LE_OQ);
+  if (ok != 0xffff) {
+    alignas(64) float v[kLanes];
+    _mm512_store_ps(v, x);
+    for (float& f : v) f = logf(f);
+    return _mm512_load_ps(v);
+  }
+  __m512i xi = _mm512_castps_si512(x);
+  __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(xi, 23), _mm512_set1_epi32(127));
+  V m = _mm512_castsi512_ps(_mm512_or_si512(_mm512_and_si512(xi, _mm512_set1_epi32(0x007fffff)),
+                                            _mm512_set1_epi32(0x3f800000)));
+  V ef = _mm512_cvtepi32_ps(e);
+  __mmask16 big = _mm512_cmp_ps_mask(m, Set(1.41421356f), _CMP_GT_OQ);
+  m = _mm512_mask_mul_ps(m, big, m, Set(0.5f));
+  ef = _mm512_mask_add_ps(ef, big, ef, Set(1.0f));
+  V f = _mm512_sub_ps(m, Set(1.0f));
+  V p = Set(7.0376836292E-2f);
+  p = _mm512_fmadd_ps(p, f, Set(-1.1514610310E-1f));
+  p = _mm512_fmadd_ps(p, f, Set(1.1676998740E-1f));
+  p = _mm512_fmadd_ps(p, f, Set(-1.2420140846E-1f));
+  p = _mm512_fmadd_ps(p, f, Set(1.4249322787E-1f));
+  p = _mm512_fmadd_ps(p, f, Set(-1.6668057665E-1f));
+  p = _mm512_fmadd_ps(p, f, Set(2.0000714765E-1f));
+  p = _mm512_fmadd_ps(p, f, Set(-2.4999993993E-1f));
+  p = _mm512_fmadd_ps(p, f, Set(3.3333331174E-1f));
+  V f2 = _mm512_mul_ps(f, f);
+  V y = _mm512_mul_ps(_mm512_mul_ps(p, f2), f);
+  y = _mm512_fmadd_ps(ef, Set(-2.12194440e-4f), y);
+  y = _mm512_fnmadd_ps(f2, Set(0.5f), y);
+  y = _mm512_add_ps(f, y);
+  return _mm512_fmadd_ps(ef, Set(0.693359375f), y);
+}
+
+// XLA's maximum/minimum: a NaN in either operand is the result (a's first).
+inline V Max(V a, V b) { return _mm512_mask_blend_ps(IsNan(a), _mm512_max_ps(a, b), a); }
+inline V Min(V a, V b) { return _mm512_mask_blend_ps(IsNan(a), _mm512_min_ps(a, b), a); }
+
+// Vectors per block: a step's operands and result for one block stay in
+// registers.
+constexpr int kBlock = 8;
+constexpr int kBlockLanes = kBlock * kLanes;
+constexpr int64_t kPrefetchLanes = 1024;  // 4 KiB ahead
+
+struct Block {
+  V v[kBlock];
+};
+
+// A step: acc = op(a, b) on one block.
+inline void Apply(F32Op op, const Block& a, const Block& b, Block& acc) {
+#define NEURON_EACH(expr)                                     \
+  _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) {                          \
+    const V x = a.v[j], y = b.v[j];                            \
+    (void)y;                                                   \
+    acc.v[j] = (expr);                                         \
+  }                                                            \
+  break
+  switch (op) {
+    case F32Op::kAdd: NEURON_EACH(_mm512_add_ps(x, y));
+    case F32Op::kSubtract: NEURON_EACH(_mm512_sub_ps(x, y));
+    case F32Op::kMultiply: NEURON_EACH(_mm512_mul_ps(x, y));
+    case F32Op::kDivide: NEURON_EACH(_mm512_div_ps(x, y));
+    case F32Op::kMaximum: NEURON_EACH(Max(x, y));
+    case F32Op::kMinimum: NEURON_EACH(Min(x, y));
+    case F32Op::kNegate:
+      NEURON_EACH(_mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN))));
+    case F32Op::kAbs: NEURON_EACH(_mm512_abs_ps(x));
+    case F32Op::kSqrt: NEURON_EACH(_mm512_sqrt_ps(x));
+    case F32Op::kRsqrt: NEURON_EACH(_mm512_div_ps(Set(1.0f), _mm512_sqrt_ps(x)));
+    case F32Op::kExp: NEURON_EACH(Exp(x));
+    case F32Op::kTanh: NEURON_EACH(Tanh(x));
+    case F32Op::kLogistic: NEURON_EACH(Logistic(x));
+    case F32Op::kLog: NEURON_EACH(Log(x));
+    case F32Op::kFloor: NEURON_EACH(_mm512_roundscale_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+    case F32Op::kCeil: NEURON_EACH(_mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC));
+    case F32Op::kRoundNearestEven:
+      NEURON_EACH(_mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+#undef NEURON_EACH
+}
+
+// NaN (quiet or signalling) or an infinity.
+inline __mmask16 NonFinite(V v) { return _mm512_fpclass_ps_mask(v, 0x01 | 0x08 | 0x10 | 0x80); }
+
+// Writes n (<= kBlockLanes) lanes of an output; true when any is NaN/Inf.
+inline bool StoreBlock(const Block& v, float* dst, int64_t n, bool streaming) {
+  __mmask16 bad = 0;
+  if (n == kBlockLanes) {
+    _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) {
+      bad |= NonFinite(v.v[j]);
+      if (streaming) _mm512_stream_ps(dst + j * kLanes, v.v[j]);
+      else _mm512_storeu_ps(dst + j * kLanes, v.v[j]);
+    }
+    return bad != 0;
+  }
+  for (int j = 0; j < kBlock && n > j * kLanes; ++j) {
+    const int64_t rest = n - j * kLanes;
+    const __mmask16 m = rest >= kLanes ? 0xffff : static_cast<__mmask16>((1u << rest) - 1);
+    bad |= NonFinite(v.v[j]) & m;
+    _mm512_mask_storeu_ps(dst + j * kLanes, m, v.v[j]);
+  }
+  return bad != 0;
+}
+
+// Where the n lanes of stream s starting at range lane t are: in the
+// source itself when they are contiguous there and a whole tile, else
+// written into `tile` (zeros past n, so nothing beyond a buffer is read).
+const float* TileOfStream(const F32TileJob& job, int s, int64_t t, int64_t n, float* tile) {
+  const float* base = job.streams[s];
+  const int64_t lane = job.first_lane + t;
+  const int64_t period = job.stream_periods[s], repeat = job.stream_repeats[s];
+  if (period == 0) {
+    if (n == kF32TileLanes) return base + lane;
+    __builtin_memset(tile, 0, kF32TileLanes * sizeof(float));
+    __builtin_memcpy(tile, base + lane, n * sizeof(float));
+    return tile;
+  }
+  int64_t index = (lane / repeat) % period;
+  if (repeat == 1 && n == kF32TileLanes && index + n <= period) return base + index;
+  if (n < kF32TileLanes) __builtin_memset(tile + n, 0, (kF32TileLanes - n) * sizeof(float));
+  // Runs of one element (repeat > 1) or contiguous pieces (repeat == 1).
+  int64_t done = 0, used = lane % repeat;
+  while (done < n) {
+    if (repeat == 1) {
+      const int64_t piece = period - index < n - done ? period - index : n - done;
+      __builtin_memcpy(tile + done, base + index, piece * sizeof(float));
+      done += piece;
+      index = 0;
+      continue;
+    }
+    const int64_t run = repeat - used < n - done ? repeat - used : n - done;
+    for (int64_t l = 0; l < run; ++l) tile[done + l] = base[index];
+    done += run;
+    used = 0;
+    if (++index == period) index = 0;
+  }
+  return tile;
+}
+
+}  // namespace
+
+void RunF32TilesAvx512(const F32TileJob& job) {
+  float* slots = job.scratch;
+  float* tails = job.scratch + job.slot_count * kF32TileLanes;
+  const float* src[kMaxStreams];
+  const bool streaming = job.streaming_stores;
+  for (int64_t t = 0; t < job.count; t += kF32TileLanes) {
+    const int64_t n = job.count - t < kF32TileLanes ? job.count - t : kF32TileLanes;
+    for (int s = 0; s < job.stream_count; ++s)
+      src[s] = TileOfStream(job, s, t, n, tails + s * kF32TileLanes);
+    for (int64_t off = 0; off < n; off += kBlockLanes) {
+      // The hardware prefetcher falls behind between the bursts of loads:
+      // ask for the stream lanes a few blocks ahead.
+      if (t + off + kPrefetchLanes + kBlockLanes <= job.count) {
+        for (int s = 0; s < job.stream_count; ++s) {
+          if (job.stream_periods[s] != 0) continue;  // small and cached
+          const float* ahead = job.streams[s] + job.first_lane + t + off + kPrefetchLanes;
+          for (int j = 0; j < kBlock; ++j)
+            _mm_prefetch(reinterpret_cast<const char*>(ahead + j * kLanes), _MM_HINT_T0);
+        }
+      }
+      Block acc;
+      _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) acc.v[j] = _mm512_setzero_ps();
+      auto fetch = [&](const F32Operand& o, Block& out) {
+        const float* p = nullptr;
+        switch (o.kind) {
+          case F32Operand::kAcc: out = acc; return;
+          case F32Operand::kScalar:
+            _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) out.v[j] = Set(job.scalars[o.index]);
+            return;
+          case F32Operand::kSlot: p = slots + o.index * kF32TileLanes + off; break;
+          case F32Operand::kStream: p = src[o.index] + off; break;
+        }
+        _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) out.v[j] = _mm512_loadu_ps(p + j * kLanes);
+      };
+      for (int32_t i = 0; i < job.step_count; ++i) {
+        const F32Step& s = job.steps[i];
+        Block a, b;
+        fetch(s.a, a);
+        if (s.op <= F32Op::kMinimum) fetch(s.b, b);
+        else b = a;
+        Apply(s.op, a, b, acc);
+        if (s.spill) {
+          float* d = slots + s.dst * kF32TileLanes + off;
+          _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) _mm512_store_ps(d + j * kLanes, acc.v[j]);
+        }
+      }
+      const int64_t lanes = n - off < kBlockLanes ? n - off : kBlockLanes;
+      for (int32_t j = 0; j < job.output_count; ++j) {
+        Block v;
+        fetch(job.outputs[j], v);
+        if (StoreBlock(v, job.dsts[j] + t + off, lanes, streaming)) job.nonfinite[j] = 1;
+      }
+    }
+  }
+  if (streaming) _mm_sfence();  // streamed lanes visible before the range counts as done
+}
+
+}  // namespace neuron::kernels

@@ -1,0 +1,271 @@
+// The f32 tile runner against the general interpreter: the same programs
+// over the same awkward values (NaN, infinities, signed zeros, subnormals,
+// huge magnitudes) and lengths around the tile and vector sizes give the
+// same results, bit for bit where the math is exact.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_replace.h"
+#include "gtest/gtest.h"
+#include "lib/hlo/load.h"
+#include "lib/kernels/elementwise_kernel.h"
+#include "lib/kernels/expr_program.h"
+#include "lib/kernels/f32_tiles.h"
+
+namespace neuron::kernels {
+namespace {
+
+using ET = hlo::ElementType;
+
+// Lengths around the 16-lane vector, the 128-lane block, the 256-lane tile
+// and the two-thread split.
+const int64_t kLengths[] = {1, 15, 16, 17, 127, 129, 255, 256, 257, 1000, 70001};
+
+std::vector<float> Awkward(int64_t n, uint32_t seed) {
+  const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::denorm_min(), -1e-40f, 3.4e38f,
+                            -3.4e38f, 88.5f, -104.0f, 8.99f, -9.5f, 0.3f};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> wide(-12.0f, 12.0f);
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = (rng() % 5 == 0) ? specials[rng() % 16] : wide(rng);
+  return v;
+}
+
+struct Result {
+  std::vector<std::vector<float>> outputs;
+  std::vector<int8_t> nonfinite;
+};
+
+// Compiles the entry computation of `text` and runs it over `inputs` (one
+// vector per parameter; a 1-element vector for a scalar parameter).
+Result RunProgram(const std::string& text, const std::vector<std::vector<float>>& inputs,
+           bool fast, int64_t n, bool* used_fast = nullptr) {
+  auto module = hlo::LoadModule(text, "f32_tiles_test");
+  EXPECT_TRUE(module.ok()) << module.status();
+  auto program = ExprProgram::Compile(*(*module)->entry(), /*lanes_mode=*/false);
+  EXPECT_TRUE(program.ok()) << program.status();
+  ElementwiseKernel kernel(std::move(*program), fast);
+  if (used_fast != nullptr) *used_fast = kernel.uses_f32_tiles();
+  std::vector<Buf> in_bufs;
+  for (const auto& v : inputs) {
+    Buf b = Buf::Of(ET::kF32, {static_cast<int64_t>(v.size())});
+    b.data = reinterpret_cast<uint8_t*>(const_cast<float*>(v.data()));
+    in_bufs.push_back(b);
+  }
+  Result r;
+  r.outputs.assign(kernel.program().output_types().size(), std::vector<float>(n, -7.0f));
+  std::vector<Buf> out_bufs;
+  for (auto& o : r.outputs) {
+    Buf b = Buf::Of(ET::kF32, {n});
+    b.data = reinterpret_cast<uint8_t*>(o.data());
+    out_bufs.push_back(b);
+  }
+  std::vector<const Buf*> params;
+  for (const Buf& b : in_bufs) params.push_back(&b);
+  std::vector<Buf*> outs;
+  for (Buf& b : out_bufs) outs.push_back(&b);
+  kernel.Run(params, outs, ExprRunContext{}, /*threads=*/2);
+  for (const Buf& b : out_bufs) r.nonfinite.push_back(b.nonfinite);
+  return r;
+}
+
+std::string Unary(const std::string& op) {
+  return "HloModule u\nENTRY e {\n  x = f32[N] parameter(0)\n  ROOT r = f32[N] " + op +
+         "(x)\n}\n";
+}
+std::string Binary(const std::string& op) {
+  return "HloModule b\nENTRY e {\n  x = f32[N] parameter(0)\n  y = f32[N] parameter(1)\n"
+         "  ROOT r = f32[N] " + op + "(x, y)\n}\n";
+}
+std::string WithLength(const std::string& text, int64_t n) {
+  return absl::StrReplaceAll(text, {{"[N]", "[" + std::to_string(n) + "]"}});
+}
+
+// Same bits, except that any NaN matches any NaN.
+void ExpectSame(const std::vector<float>& got, const std::vector<float>& want,
+                const std::vector<float>& x, const std::string& what, double rel_tol) {
+  ASSERT_EQ(got.size(), want.size());
+  int shown = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const float g = got[i], w = want[i];
+    bool ok;
+    if (std::isnan(w) || std::isnan(g)) ok = std::isnan(w) && std::isnan(g);
+    else if (rel_tol == 0) ok = std::bit_cast<uint32_t>(g) == std::bit_cast<uint32_t>(w);
+    else ok = g == w || std::fabs(g - w) <= rel_tol * std::fabs(w) + 1e-37;
+    if (!ok && shown++ < 5) {
+      ADD_FAILURE() << what << " lane " << i << " of " << got.size() << ": x=" << x[i]
+                    << " fast " << g << " interpreter " << w;
+    }
+  }
+}
+
+class F32TilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!F32TilesAvailable()) GTEST_SKIP() << "NOTICE: this CPU has no AVX-512; the f32 tile runner is not used here";
+  }
+};
+
+TEST_F(F32TilesTest, ExactOpsMatchTheInterpreterBitForBit) {
+  for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
+    for (int64_t n : kLengths) {
+      const std::string text = WithLength(Binary(op), n);
+      std::vector<std::vector<float>> in = {Awkward(n, 1), Awkward(n, 2)};
+      bool fast = false;
+      Result f = RunProgram(text, in, true, n, &fast);
+      ASSERT_TRUE(fast) << op;
+      Result g = RunProgram(text, in, false, n);
+      ExpectSame(f.outputs[0], g.outputs[0], in[0], std::string(op) + " n=" + std::to_string(n), 0);
+      EXPECT_EQ(f.nonfinite, g.nonfinite) << op << " n=" << n;
+    }
+  }
+  for (const char* op : {"negate", "abs", "sqrt", "rsqrt", "floor", "ceil", "round-nearest-even"}) {
+    for (int64_t n : kLengths) {
+      const std::string text = WithLength(Unary(op), n);
+      std::vector<std::vector<float>> in = {Awkward(n, 3)};
+      bool fast = false;
+      Result f = RunProgram(text, in, true, n, &fast);
+      ASSERT_TRUE(fast) << op;
+      Result g = RunProgram(text, in, false, n);
+      ExpectSame(f.outputs[0], g.outputs[0], in[0], std::string(op) + " n=" + std::to_string(n), 0);
+    }
+  }
+}
+
+TEST_F(F32TilesTest, TranscendentalsAgreeWithTheInterpreter) {
+  // The interpreter finishes a range's last few lanes with libm, so these
+  // agree to a few ulp rather than bit for bit.
+  for (const char* op : {"exponential", "log", "logistic", "tanh"}) {
+    for (int64_t n : kLengths) {
+      const std::string text = WithLength(Unary(op), n);
+      std::vector<std::vector<float>> in = {Awkward(n, 4)};
+      Result f = RunProgram(text, in, true, n);
+      Result g = RunProgram(text, in, false, n);
+      ExpectSame(f.outputs[0], g.outputs[0], in[0], std::string(op) + " n=" + std::to_string(n), 2e-6);
+    }
+  }
+}
+
+TEST_F(F32TilesTest, TanhIsWithinAFewUlpOfLibm) {
+  const int64_t n = 200001;
+  std::vector<float> x(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = -10.0f + 20.0f * static_cast<float>(i) / (n - 1);
+  x[0] = 1e-30f;
+  x[1] = -0.0f;
+  Result f = RunProgram(WithLength(Unary("tanh"), n), {x}, true, n);
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double want = std::tanh(static_cast<double>(x[i]));
+    const double ulp = std::nextafter(static_cast<float>(std::fabs(want)), 2.0f) - static_cast<float>(std::fabs(want));
+    worst = std::max(worst, std::fabs(f.outputs[0][i] - want) / ulp);
+    ASSERT_LE(std::fabs(f.outputs[0][i]), 1.0f) << x[i];
+  }
+  EXPECT_LE(worst, 8.0);
+  EXPECT_TRUE(std::signbit(f.outputs[0][1]));  // tanh(-0) = -0
+}
+
+// A DAG with values read far from where they are made (slots), a scalar
+// parameter under a broadcast, constants, copies and three outputs: an
+// intermediate, the last step and the input itself.
+TEST_F(F32TilesTest, DagWithSlotsSplatsAndSeveralOutputsMatches) {
+  const std::string text = R"(HloModule dag
+ENTRY e {
+  x = f32[N] parameter(0)
+  y = f32[N] parameter(1)
+  s = f32[] parameter(2)
+  sb = f32[N] broadcast(s), dimensions={}
+  c = f32[] constant(0.75)
+  cb = f32[N] broadcast(c), dimensions={}
+  a = f32[N] multiply(x, sb)
+  b = f32[N] add(a, y)
+  t = f32[N] tanh(b)
+  u = f32[N] subtract(cb, a)
+  v = f32[N] maximum(t, u)
+  w = f32[N] copy(v)
+  d = f32[N] divide(w, b)
+  e = f32[N] multiply(d, a)
+  ROOT out = (f32[N], f32[N], f32[N]) tuple(b, e, x)
+})";
+  for (int64_t n : kLengths) {
+    std::vector<std::vector<float>> in = {Awkward(n, 5), Awkward(n, 6), {1.5f}};
+    bool fast = false;
+    Result f = RunProgram(WithLength(text, n), in, true, n, &fast);
+    ASSERT_TRUE(fast);
+    Result g = RunProgram(WithLength(text, n), in, false, n);
+    for (int k = 0; k < 3; ++k) {
+      ExpectSame(f.outputs[k], g.outputs[k], in[0], "output " + std::to_string(k) + " n=" + std::to_string(n),
+                 k == 1 ? 2e-6 : 0);
+      EXPECT_EQ(f.nonfinite[k], g.nonfinite[k]) << k << " n=" << n;
+    }
+  }
+}
+
+// Broadcast operands read as periodic streams: a bias along the last dim
+// (periods that do and do not divide the tile), a per-channel scale in
+// NCHW, a column broadcast; each against the interpreter's gather.
+TEST_F(F32TilesTest, BroadcastOperandsMatchTheInterpretersGather) {
+  struct Case {
+    std::string out_dims, src_dims, dimensions;
+    int64_t lanes, src_count;
+  };
+  const Case cases[] = {
+      {"256,1024", "1024", "1", 256 * 1024, 1024},
+      {"7,300", "300", "1", 2100, 300},
+      {"300,7", "300", "0", 2100, 300},
+      {"3,5,7,11", "5", "1", 1155, 5},
+      {"2,33,257", "33,257", "1,2", 2 * 33 * 257, 33 * 257},
+      {"4,1,600", "4", "0", 2400, 4},
+  };
+  for (const Case& c : cases) {
+    const std::string text = "HloModule m\nENTRY e {\n  x = f32[" + c.out_dims + "] parameter(0)\n"
+                             "  b = f32[" + c.src_dims + "] parameter(1)\n"
+                             "  bb = f32[" + c.out_dims + "] broadcast(b), dimensions={" + c.dimensions + "}\n"
+                             "  s = f32[" + c.out_dims + "] add(x, bb)\n"
+                             "  z = f32[] constant(0)\n  zb = f32[" + c.out_dims + "] broadcast(z), dimensions={}\n"
+                             "  ROOT r = f32[" + c.out_dims + "] maximum(s, zb)\n}\n";
+    std::vector<std::vector<float>> in = {Awkward(c.lanes, 7), Awkward(c.src_count, 8)};
+    bool fast = false;
+    Result f = RunProgram(text, in, true, c.lanes, &fast);
+    ASSERT_TRUE(fast) << c.out_dims << " <- " << c.src_dims;
+    Result g = RunProgram(text, in, false, c.lanes);
+    ExpectSame(f.outputs[0], g.outputs[0], in[0], c.out_dims + " <- " + c.src_dims, 0);
+  }
+}
+
+TEST_F(F32TilesTest, ReportsNonFiniteOnlyWhenPresent) {
+  const int64_t n = 1000;
+  std::vector<float> x(n, 2.0f);
+  Result clean = RunProgram(WithLength(Unary("sqrt"), n), {x}, true, n);
+  EXPECT_EQ(clean.nonfinite[0], 0);
+  x[n - 1] = -1.0f;  // the last lane of a partial tile
+  Result bad = RunProgram(WithLength(Unary("sqrt"), n), {x}, true, n);
+  EXPECT_EQ(bad.nonfinite[0], 1);
+  EXPECT_TRUE(std::isnan(bad.outputs[0][n - 1]));
+}
+
+TEST_F(F32TilesTest, ProgramsOutsideItsReachKeepTheInterpreter) {
+  const std::string narrow = "HloModule n\nENTRY e {\n  x = bf16[64] parameter(0)\n  ROOT r = bf16[64] tanh(x)\n}\n";
+  const std::string select =
+      "HloModule s\nENTRY e {\n  x = f32[64] parameter(0)\n  z = f32[] constant(0)\n"
+      "  zb = f32[64] broadcast(z), dimensions={}\n  p = pred[64] compare(x, zb), direction=GT\n"
+      "  ROOT r = f32[64] select(p, x, zb)\n}\n";
+  for (const std::string& text : {narrow, select}) {
+    auto module = hlo::LoadModule(text, "f32_tiles_test");
+    ASSERT_TRUE(module.ok()) << module.status();
+    auto program = ExprProgram::Compile(*(*module)->entry(), false);
+    ASSERT_TRUE(program.ok()) << program.status();
+    EXPECT_FALSE(program->LowerToF32().has_value()) << text;
+  }
+}
+
+}  // namespace
+}  // namespace neuron::kernels
