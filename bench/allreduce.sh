@@ -31,7 +31,7 @@ iters_for() {  # enough iterations for a stable average at each size
     8) echo $((20000 * scale)) ;;
     1048576) echo $((400 * scale)) ;;
     16777216) echo $((40 * scale)) ;;
-    *) echo $((10 * scale)) ;;
+    *) echo $((20 * scale)) ;;
   esac
 }
 

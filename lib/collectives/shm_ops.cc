@@ -68,7 +68,9 @@ inline size_t Ceil(size_t a, size_t b) { return (a + b - 1) / b; }
 constexpr size_t kStreamBytes = 8u << 20;
 constexpr size_t kStreamBlock = 16u << 10;
 
-// memcpy with non-temporal stores (dst need not be aligned).
+// memcpy with non-temporal stores (dst need not be aligned). The caller
+// issues the store fence once its last copy is done: a fence per copy
+// would wait for every block's stores to drain.
 void StreamCopy(char* dst, const char* src, size_t n) {
 #if defined(__AVX__)
   const size_t head = std::min(n, (32 - reinterpret_cast<uintptr_t>(dst) % 32) % 32);
@@ -85,7 +87,6 @@ void StreamCopy(char* dst, const char* src, size_t n) {
     _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i + 96), d);
   }
   std::memcpy(dst + i, src + i, n - i);
-  _mm_sfence();
 #else
   std::memcpy(dst, src, n);
 #endif
@@ -344,6 +345,9 @@ absl::Status Communicator::Impl::ZeroCopyAllReduce(const GroupView& v, const cha
       }
     }
   }
+#if defined(__AVX__)
+  if (stream) _mm_sfence();  // our streamed slices visible before we say done
+#endif
   // Every member has read our input and written its slices of our output.
   Publish(Flags(rank)->done, s0 + steps);
   return WaitFlag(&RankFlags::done, m, rank, s0 + steps);
