@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -322,6 +325,57 @@ std::pair<int64_t, int64_t> GroupPosition(const std::vector<std::vector<int64_t>
     for (size_t i = 0; i < g.size(); ++i)
       if (g[i] == id) return {static_cast<int64_t>(i), static_cast<int64_t>(g.size())};
   return {id, world};
+}
+
+// An all-reduce's reducer computation, compiled once, for element types or
+// reductions the collectives engine does not do itself. Locked because a
+// ScalarFn keeps its registers between calls.
+struct CrossRankReducer {
+  std::mutex mu;
+  std::optional<ScalarFn> fn;
+};
+
+std::shared_ptr<CrossRankReducer> MakeReducer(const hlo::Instruction& instr) {
+  auto r = std::make_shared<CrossRankReducer>();
+  if (instr.to_apply() != nullptr) {
+    absl::StatusOr<ScalarFn> fn = ScalarFn::Compile(*instr.to_apply());
+    if (fn.ok()) r->fn.emplace(std::move(*fn));
+  }
+  return r;
+}
+
+// out = the group's reduction of `in`. The engine reduces the types it
+// knows (f32, bf16, int32, ...); for the rest (4-bit and 8-bit floats,
+// complex, ...) every member's input is gathered and folded here with the
+// reducer, in group order.
+absl::Status CrossRankAllReduce(const RunCtx& ctx, const CollectiveCall& call, Opcode red,
+                                CrossRankReducer& reducer, const Buf& in, uint8_t* out,
+                                std::vector<uint8_t>& gathered) {
+  CollectiveOps* coll = ctx.opts->collectives;
+  absl::Status s = coll->AllReduce(call, red, in.data, out, in.count);
+  if (s.code() != absl::StatusCode::kUnimplemented || !reducer.fn) return s;
+  const int64_t world = std::max(1, ctx.opts->replica_count);
+  const int64_t members = GroupPosition(call.replica_groups, ctx.opts->replica_id, world).second;
+  gathered.resize(in.bytes * members + 1);
+  if (absl::Status g = coll->AllGather(call, in.data, gathered.data(), in.bytes); !g.ok()) return g;
+  std::lock_guard<std::mutex> lock(reducer.mu);
+  constexpr int64_t kLanes = ExprProgram::kTile;
+  std::vector<uint64_t> acc(kLanes * 2), next(kLanes * 2);
+  const int64_t es = in.elem_size;
+  const int lane_bytes = DomainBytes(DomainOf(in.type));
+  for (int64_t i = 0; i < in.count; i += kLanes) {
+    const int64_t n = std::min(kLanes, in.count - i);
+    LoadToDomain(in.type, gathered.data() + i * es, n, acc.data());
+    for (int64_t m = 1; m < members; ++m) {
+      LoadToDomain(in.type, gathered.data() + m * in.bytes + i * es, n, next.data());
+      const void* params[2] = {acc.data(), next.data()};
+      const void* result[1] = {nullptr};
+      reducer.fn->EvalLanes(params, n, result);
+      std::memcpy(acc.data(), result[0], n * lane_bytes);
+    }
+    StoreFromDomain(in.type, acc.data(), n, out + i * es);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -777,10 +831,12 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       Opcode red = ReductionOf(instr);
       std::vector<CollectiveCall> calls;
       for (const Buf* b : ins) calls.push_back(MakeCall(instr, b->type));
-      plan.steps.push_back({instr.name(), [ins, outs, red, calls](RunCtx& ctx) -> absl::Status {
+      std::shared_ptr<CrossRankReducer> reducer = MakeReducer(instr);
+      auto gathered = std::make_shared<std::vector<uint8_t>>();
+      plan.steps.push_back({instr.name(), [ins, outs, red, calls, reducer, gathered](RunCtx& ctx) -> absl::Status {
         for (size_t i = 0; i < ins.size(); ++i) {
           if (ctx.opts->collectives) {
-            absl::Status s = ctx.opts->collectives->AllReduce(calls[i], red, ins[i]->data, outs[i]->data, ins[i]->count);
+            absl::Status s = CrossRankAllReduce(ctx, calls[i], red, *reducer, *ins[i], outs[i]->data, *gathered);
             if (!s.ok()) return s;
           } else if (outs[i]->bytes) {
             std::memcpy(outs[i]->data, ins[i]->data, outs[i]->bytes);
@@ -820,8 +876,10 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       for (const Buf* b : ins) calls.push_back(MakeCall(instr, b->type));
       // Scratch for the gathered / reduced whole.
       std::shared_ptr<std::vector<uint8_t>> scratch = std::make_shared<std::vector<uint8_t>>();
+      std::shared_ptr<CrossRankReducer> reducer = MakeReducer(instr);
+      auto gathered = std::make_shared<std::vector<uint8_t>>();
       std::string desc = instr.Describe();
-      plan.steps.push_back({instr.name(), [op, ins, outs, dim, red, pairs, groups, calls, scratch, desc](RunCtx& ctx) -> absl::Status {
+      plan.steps.push_back({instr.name(), [op, ins, outs, dim, red, pairs, groups, calls, scratch, reducer, gathered, desc](RunCtx& ctx) -> absl::Status {
         CollectiveOps* coll = ctx.opts->collectives;
         for (size_t i = 0; i < ins.size(); ++i) {
           const Buf& in = *ins[i];
@@ -839,9 +897,14 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
             continue;
           }
           if (!coll || in.bytes == out.bytes) {
-            if (in.bytes != out.bytes)
+            if (in.bytes != out.bytes) {
+              // The shapes fix the group size: an all-gather's output is
+              // N inputs, a reduce-scatter's input N outputs.
+              const int64_t ranks = std::max(in.bytes, out.bytes) / std::max<int64_t>(1, std::min(in.bytes, out.bytes));
               return absl::FailedPreconditionError(absl::StrCat(
-                  "instruction ", desc, " needs several devices but runs on one"));
+                  "instruction ", desc, " needs several devices but runs on one (its replica group has ",
+                  ranks, " members: run it as a job of ", ranks, " ranks, e.g. neuron-exec -r ", ranks, ")"));
+            }
             if (!coll || op == Opcode::kAllToAll || op == Opcode::kCollectiveBroadcast) {
               std::memcpy(out.data, in.data, out.bytes);
               continue;
@@ -861,7 +924,7 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
             Concatenate(pp, dim, out);
           } else {  // reduce-scatter: all-reduce then keep this member's block
             scratch->resize(in.bytes + 1);
-            absl::Status s = coll->AllReduce(calls[i], red, in.data, scratch->data(), in.count);
+            absl::Status s = CrossRankAllReduce(ctx, calls[i], red, *reducer, in, scratch->data(), *gathered);
             if (!s.ok()) return s;
             Buf whole = in;
             whole.data = scratch->data();

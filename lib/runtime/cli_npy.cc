@@ -27,6 +27,7 @@ std::optional<ElementType> TypeOfDescr(std::string_view descr) {
       {"b1", ElementType::kPred}, {"i1", ElementType::kS8}, {"u1", ElementType::kU8},
       {"i2", ElementType::kS16}, {"u2", ElementType::kU16}, {"i4", ElementType::kS32},
       {"u4", ElementType::kU32}, {"i8", ElementType::kS64}, {"u8", ElementType::kU64},
+      {"c8", ElementType::kC64}, {"c16", ElementType::kC128},
   };
   for (const auto& [name, type] : kTable) {
     if (kind == name) return type;
@@ -45,7 +46,7 @@ absl::StatusOr<hlo::Literal> ParseNpyTensor(std::string_view bytes, std::string_
   std::optional<ElementType> type = TypeOfDescr(npy->descr);
   if (!type.has_value()) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: unsupported .npy dtype '%s' (little-endian bool, int, uint and float arrays only)",
+        "%s: unsupported .npy dtype '%s' (little-endian bool, int, uint, float and complex arrays only)",
         std::string(display), npy->descr));
   }
   hlo::Literal value = hlo::Literal::Zeros(hlo::Shape::Array(*type, npy->dims));
@@ -128,8 +129,12 @@ hlo::Literal ConvertTensor(const hlo::Literal& value, hlo::ElementType type) {
   const int64_t n = value.element_count();
   const bool ints = (hlo::IsInteger(from) || from == ElementType::kPred) &&
                     (hlo::IsInteger(type) || type == ElementType::kPred);
+  // Complex to real keeps the real part (as numpy's astype does).
+  const bool complex = hlo::IsComplex(type);
   for (int64_t i = 0; i < n; ++i) {
-    if (ints) {
+    if (complex) {
+      out.SetComplex(i, value.GetDouble(i), hlo::IsComplex(from) ? value.GetImag(i) : 0.0);
+    } else if (ints) {
       out.SetInt(i, value.GetInt(i));
     } else {
       out.SetDouble(i, value.GetDouble(i));

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -29,6 +30,14 @@ std::string FirstLine(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
+// The rank count a "needs several devices" error asks for, or 0.
+int RanksAsked(const std::string& err) {
+  if (err.find("needs several devices") == std::string::npos) return 0;
+  const std::string key = "neuron-exec -r ";
+  const size_t at = err.find(key);
+  return at == std::string::npos ? 0 : std::atoi(err.c_str() + at + key.size());
+}
+
 TEST(CorpusTest, EveryCompiledModuleRunsOnRandomInputs) {
   NEURON_REQUIRE_SHARED();
   if (!std::filesystem::exists(ToolDir() + "/neuron-compile")) {
@@ -45,7 +54,7 @@ TEST(CorpusTest, EveryCompiledModuleRunsOnRandomInputs) {
   std::mutex mu;
   std::atomic<size_t> next{0};
   int compiled = 0, refused = 0, ran = 0;
-  std::vector<std::string> failures, slow, multi_device;
+  std::vector<std::string> failures, slow, multi_device, ran_as_job;
   auto worker = [&](int core) {
     ToolOptions options;
     options.env["NEURON_SIM_ROOT"] = dir + "/sim";
@@ -72,6 +81,24 @@ TEST(CorpusTest, EveryCompiledModuleRunsOnRandomInputs) {
                              {kRunLimit, ToolDir() + "/neuron-exec", neff, "--random-inputs",
                               "--seed", "1"},
                              options);
+      // Collectives across replicas: the error names the group size; run
+      // the module again as a job of that many ranks on a bigger instance
+      // (this worker takes half of its 32 cores).
+      const int ranks = RanksAsked(e.err);
+      if (ranks > 1 && ranks <= 16) {
+        ToolOptions multi = options;
+        multi.env["NEURON_SIM_INSTANCE_TYPE"] = "trn1.32xlarge";
+        multi.env["NEURON_SIM_ROOT"] = dir + "/sim32-" + std::to_string(core);
+        multi.env["NEURON_RT_VISIBLE_CORES"] = core == 0 ? "0-15" : "16-31";
+        e = RunTool("/usr/bin/timeout",
+                    {kRunLimit, ToolDir() + "/neuron-exec", neff, "--random-inputs", "--seed", "1",
+                     "-r", std::to_string(ranks)},
+                    multi);
+        if (e.exit_code == 0) {
+          std::lock_guard<std::mutex> lock(mu);
+          ran_as_job.push_back(modules[i].filename().string() + " (" + std::to_string(ranks) + " ranks)");
+        }
+      }
       std::filesystem::remove(neff);
       std::lock_guard<std::mutex> lock(mu);
       ++compiled;
@@ -92,10 +119,12 @@ TEST(CorpusTest, EveryCompiledModuleRunsOnRandomInputs) {
   a.join();
   b.join();
   std::printf("corpus tally: %zu modules (%zu over %ju KiB skipped): %d compiled, %d ran, "
-              "%zu failed, %zu over the %s s limit, %zu need several devices, %d refused by the "
-              "compiler\n",
+              "%zu failed, %zu over the %s s limit, %zu need more devices than a job here, %d "
+              "refused by the compiler (%zu ran as multi-rank jobs)\n",
               modules.size() + skipped.size(), skipped.size(), kSizeCap / 1024, compiled, ran,
-              failures.size(), slow.size(), kRunLimit, multi_device.size(), refused);
+              failures.size(), slow.size(), kRunLimit, multi_device.size(), refused,
+              ran_as_job.size());
+  for (const std::string& s : ran_as_job) std::printf("  RAN AS A MULTI-RANK JOB %s\n", s.c_str());
   for (const std::string& s : slow) std::printf("  OVER TIME LIMIT %s\n", s.c_str());
   for (const std::string& f : failures) std::printf("  FAILED %s\n", f.c_str());
   EXPECT_TRUE(failures.empty());

@@ -149,6 +149,30 @@ TEST_F(ExecToolTest, OutputToStdoutIsAnNpy) {
   EXPECT_EQ(runtime::FormatTensor(*v), "2x3xf32=[3 3 3][3 3 3]");
 }
 
+// Complex tensors go in and come out as numpy's complex64 ('<c8').
+TEST_F(ExecToolTest, ComplexNpyRoundTrips) {
+  constexpr char kSquare[] = R"(HloModule sq
+ENTRY main {
+  z = c64[3] parameter(0)
+  ROOT s = c64[3] multiply(z, z)
+}
+)";
+  const std::string neff = WriteNeff(kSquare, "square.neff");
+  hlo::Literal z = hlo::Literal::Zeros(hlo::Shape::Array(hlo::ElementType::kC64, {3}));
+  for (int i = 0; i < 3; ++i) z.SetComplex(i, i + 1, -2 * i);
+  const std::string in = WriteTestFile(dir_, "z.npy", runtime::NpyBytes(z));
+  ToolResult r = Exec({neff, "-i", "z=" + in, "-o", "s=-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  absl::StatusOr<hlo::Literal> v = runtime::ParseNpyTensor(r.out, "stdout");
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->shape().type, hlo::ElementType::kC64);
+  for (int i = 0; i < 3; ++i) {
+    const double re = i + 1, im = -2 * i;
+    EXPECT_EQ(v->GetDouble(i), re * re - im * im) << i;
+    EXPECT_EQ(v->GetImag(i), 2 * re * im) << i;
+  }
+}
+
 TEST_F(ExecToolTest, ExpectPassesAndFailsNamingTheWorstElement) {
   const std::string neff = WriteNeff(kAddHlo, "add.neff");
   const std::string good = WriteNpy("good.npy", "2x3xf32=2,3,4,5,6,7");

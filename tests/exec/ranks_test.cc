@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -147,6 +148,58 @@ TEST_F(RanksTest, MpirunStartsTheRanks) {
                          o);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ExpectResults(kRanks);
+}
+
+// Element types the collectives engine does not reduce itself (4-bit ints,
+// complex) are gathered and folded with the HLO reducer on every rank.
+TEST_F(RanksTest, ReducersTheEngineLacksFoldGatheredInputs) {
+  constexpr char kHlo[] = R"(HloModule fallback
+mx {
+  a = s4[] parameter(0)
+  b = s4[] parameter(1)
+  ROOT m = s4[] maximum(a, b)
+}
+mulc {
+  a = c64[] parameter(0)
+  b = c64[] parameter(1)
+  ROOT m = c64[] multiply(a, b)
+}
+ENTRY main {
+  id = u32[] replica-id()
+  idf = f32[] convert(id)
+  io = f32[4] iota(), iota_dimension=0
+  b = f32[4] broadcast(idf), dimensions={}
+  v = f32[4] add(io, b)
+  s = s4[4] convert(v)
+  m = s4[4] all-reduce(s), replica_groups={}, to_apply=mx
+  c = c64[4] complex(v, b)
+  p = c64[4] all-reduce(c), replica_groups={}, to_apply=mulc
+  ROOT t = (s4[4], c64[4]) tuple(m, p)
+}
+)";
+  absl::StatusOr<std::string> bytes = BuildTestNeff(kHlo);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  const std::string neff = WriteTestFile(dir_, "fallback.neff", *bytes);
+  constexpr int kWorld = 3;
+  ToolResult r = RunTool("neuron-exec", {neff, "-r", std::to_string(kWorld), "--output-dir", dir_ + "/out"}, options_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int rank = 0; rank < kWorld; ++rank) {
+    const std::string base = dir_ + "/out/rank" + std::to_string(rank) + "/out";
+    absl::StatusOr<hlo::Literal> m = runtime::ReadNpyFile(base + "0.npy");
+    absl::StatusOr<hlo::Literal> p = runtime::ReadNpyFile(base + "1.npy");
+    ASSERT_TRUE(m.ok()) << m.status();
+    ASSERT_TRUE(p.ok()) << p.status();
+    ASSERT_EQ(m->element_count(), 4);
+    ASSERT_EQ(p->element_count(), 4);
+    // Rank k contributes v = i + k to the max and (i + k) + k*i to the product.
+    for (int i = 0; i < 4; ++i) {
+      std::complex<double> product = 1;
+      for (int k = 0; k < kWorld; ++k) product *= std::complex<double>(i + k, k);
+      EXPECT_EQ(m->GetInt(i), i + kWorld - 1) << "rank " << rank << " element " << i;
+      EXPECT_EQ(p->GetDouble(i), product.real()) << "rank " << rank << " element " << i;
+      EXPECT_EQ(p->GetImag(i), product.imag()) << "rank " << rank << " element " << i;
+    }
+  }
 }
 
 TEST_F(RanksTest, TooFewCoresOrBadLaunchesFailAtOnceWithOneLine) {
