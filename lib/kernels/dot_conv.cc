@@ -212,8 +212,13 @@ class GeneralDot : public DotKernel {
   std::vector<uint8_t> result_;
 };
 
-// Convolution through im2col: canonical input [N, C, S...], kernel
-// [O, I, K...], output [N, O, S'...] computed per image and group.
+// Convolution as GEMMs: canonical input [N, C, S...], kernel [O, I, K...],
+// output [N, O, S'...], per group. Dense windows go through im2col, one
+// product per image. Windows that mostly fall in padding or dilation holes
+// (gradient convolutions: pad k-1 on each side, lhs dilation) would make
+// im2col multiply mostly zeros, so they go tap by tap instead: for each
+// kernel position, the input pixels it really meets are gathered for a
+// batch of images, multiplied once, and added into the outputs they feed.
 class ConvKernel : public DotKernel {
  public:
   absl::Status Init(const hlo::Shape& in, const hlo::Shape& ker, const hlo::Shape& out,
@@ -259,58 +264,145 @@ class ConvKernel : public DotKernel {
     for (int64_t o : out_sp_) os_ *= o;
     is_ = 1;
     for (int64_t i : in_sp_) is_ *= i;
-    col_.resize(static_cast<size_t>(ci_ * ks_ * os_) * 8 + 8);
     canon_out_.resize(static_cast<size_t>(on_ * o_ * os_) * 8 + 8);
     canon_dims_ = {on_, o_};
     canon_dims_.insert(canon_dims_.end(), out_sp_.begin(), out_sp_.end());
     canon_store_.resize(static_cast<size_t>(on_ * o_ * os_) * hlo::StorageBytes(out.type) + 8);
+    BuildTapTable();
+    if (tap_start_.empty()) col_.resize(static_cast<size_t>(ci_ * ks_ * os_) * 8 + 8);
     return absl::OkStatus();
   }
 
+  // Offset within one input channel of the pixel that kernel position kk
+  // meets at output position oo, or -1 where it meets padding or a hole.
+  int64_t InputOffset(int64_t kk, int64_t oo) const {
+    int64_t off = 0;
+    for (int64_t s = 0; s < nsp_; ++s) {
+      int64_t stride_k = 1, stride_o = 1;
+      for (int64_t t = s + 1; t < nsp_; ++t) { stride_k *= k_sp_[t]; stride_o *= out_sp_[t]; }
+      const int64_t kpos = (kk / stride_k) % k_sp_[s], opos = (oo / stride_o) % out_sp_[s];
+      const hlo::WindowDim& w = win_[s];
+      const int64_t kp = w.reversal ? k_sp_[s] - 1 - kpos : kpos;
+      int64_t p = opos * w.stride - w.pad_low + kp * w.window_dilation;
+      if (p < 0 || p % w.base_dilation != 0) return -1;
+      p /= w.base_dilation;
+      if (p >= in_sp_[s]) return -1;
+      off = off * in_sp_[s] + p;
+    }
+    return off;
+  }
+
+  // The (output position, input offset) pairs each kernel position really
+  // meets, kept when they are at most half of the im2col matrix (and the
+  // table stays small): then the convolution runs tap by tap.
+  void BuildTapTable() {
+    constexpr int64_t kMaxPairs = int64_t{1} << 24;
+    if (ks_ * os_ > 4 * kMaxPairs || ks_ < 2) return;
+    std::vector<int64_t> start(ks_ + 1, 0), oo_list, off_list;
+    for (int64_t kk = 0; kk < ks_; ++kk) {
+      for (int64_t oo = 0; oo < os_; ++oo) {
+        const int64_t off = InputOffset(kk, oo);
+        if (off < 0) continue;
+        if (static_cast<int64_t>(oo_list.size()) >= kMaxPairs) return;
+        oo_list.push_back(oo);
+        off_list.push_back(off);
+      }
+      start[kk + 1] = static_cast<int64_t>(oo_list.size());
+    }
+    if (2 * static_cast<int64_t>(oo_list.size()) > ks_ * os_) return;
+    tap_start_ = std::move(start);
+    tap_oo_ = std::move(oo_list);
+    tap_off_ = std::move(off_list);
+  }
+
   template <typename F>
-  void RunTyped(const F* x, const F* w, F* y) {
-    int64_t og = o_ / (fgc_ * bgc_);  // output features per group
+  static void Gemm(int64_t m, int64_t n, int64_t k, const F* a, const F* b, F* c) {
+    if constexpr (sizeof(F) == 4)
+      Sgemm(false, false, m, n, k, a, k, b, n, c, n);
+    else
+      Dgemm(false, false, m, n, k, a, k, b, n, c, n);
+  }
+
+  template <typename F>
+  void RunIm2col(const F* x, const F* w, F* y) {
+    const int64_t og = o_ / (fgc_ * bgc_);  // output features per group
     F* col = reinterpret_cast<F*>(col_.data());
-    std::vector<int64_t> opos(nsp_), kpos(nsp_);
+    // Input offsets of one kernel position, computed once per image and
+    // reused for every channel.
+    std::vector<int64_t> offs(os_);
     for (int64_t n = 0; n < on_; ++n) {
       for (int64_t g = 0; g < fgc_ * bgc_; ++g) {
         // Feature groups take input channels [g*ci, (g+1)*ci); batch groups
         // take input images g*on + n over all channels.
-        int64_t img = bgc_ > 1 ? g * on_ + n : n;
-        int64_t c0 = bgc_ > 1 ? 0 : g * ci_;
+        const int64_t img = bgc_ > 1 ? g * on_ + n : n;
+        const int64_t c0 = bgc_ > 1 ? 0 : g * ci_;
         const F* xin = x + (img * c_ + c0) * is_;
         // Build col[ci * ks, os].
-        for (int64_t c = 0; c < ci_; ++c) {
-          for (int64_t kk = 0; kk < ks_; ++kk) {
-            int64_t rem = kk;
-            for (int64_t s = nsp_ - 1; s >= 0; --s) { kpos[s] = rem % k_sp_[s]; rem /= k_sp_[s]; }
+        for (int64_t kk = 0; kk < ks_; ++kk) {
+          for (int64_t oo = 0; oo < os_; ++oo) offs[oo] = InputOffset(kk, oo);
+          for (int64_t c = 0; c < ci_; ++c) {
             F* row = col + (c * ks_ + kk) * os_;
-            for (int64_t oo = 0; oo < os_; ++oo) {
-              int64_t r2 = oo;
-              for (int64_t s = nsp_ - 1; s >= 0; --s) { opos[s] = r2 % out_sp_[s]; r2 /= out_sp_[s]; }
-              int64_t off = 0;
-              bool valid = true;
-              for (int64_t s = 0; s < nsp_ && valid; ++s) {
-                const hlo::WindowDim& w = win_[s];
-                int64_t kp = w.reversal ? k_sp_[s] - 1 - kpos[s] : kpos[s];
-                int64_t p = opos[s] * w.stride - w.pad_low + kp * w.window_dilation;
-                if (p < 0 || p % w.base_dilation != 0) { valid = false; break; }
-                p /= w.base_dilation;
-                if (p >= in_sp_[s]) { valid = false; break; }
-                off = off * in_sp_[s] + p;
-              }
-              row[oo] = valid ? xin[c * is_ + off] : F(0);
+            const F* xc = xin + c * is_;
+            for (int64_t oo = 0; oo < os_; ++oo) row[oo] = offs[oo] >= 0 ? xc[offs[oo]] : F(0);
+          }
+        }
+        Gemm(og, os_, ci_ * ks_, w + (g * og) * ci_ * ks_, col, y + (n * o_ + g * og) * os_);
+      }
+    }
+  }
+
+  template <typename F>
+  void RunByTap(const F* x, const F* w, F* y) {
+    const int64_t og = o_ / (fgc_ * bgc_);
+    std::fill(y, y + on_ * o_ * os_, F(0));
+    int64_t most = 1;
+    for (int64_t kk = 0; kk < ks_; ++kk) most = std::max(most, tap_start_[kk + 1] - tap_start_[kk]);
+    // Images per product: the gathered block stays around 16 MiB.
+    constexpr int64_t kBlockElems = int64_t{4} << 20;
+    const int64_t batch = std::clamp<int64_t>(kBlockElems / std::max<int64_t>(1, ci_ * most), 1, on_);
+    std::vector<F> wk(og * ci_), gathered(ci_ * batch * most), prod(og * batch * most);
+    for (int64_t g = 0; g < fgc_ * bgc_; ++g) {
+      const int64_t c0 = bgc_ > 1 ? 0 : g * ci_;
+      const F* wg = w + (g * og) * ci_ * ks_;
+      for (int64_t kk = 0; kk < ks_; ++kk) {
+        const int64_t v0 = tap_start_[kk], nv = tap_start_[kk + 1] - v0;
+        if (nv == 0) continue;
+        const int64_t* oo = tap_oo_.data() + v0;
+        const int64_t* off = tap_off_.data() + v0;
+        // This kernel position's [og, ci] slice.
+        for (int64_t o = 0; o < og; ++o)
+          for (int64_t c = 0; c < ci_; ++c) wk[o * ci_ + c] = wg[(o * ci_ + c) * ks_ + kk];
+        for (int64_t n0 = 0; n0 < on_; n0 += batch) {
+          const int64_t nb = std::min(batch, on_ - n0), cols = nb * nv;
+          for (int64_t c = 0; c < ci_; ++c) {
+            F* dst = gathered.data() + c * cols;
+            for (int64_t n = n0; n < n0 + nb; ++n) {
+              const int64_t img = bgc_ > 1 ? g * on_ + n : n;
+              const F* src = x + (img * c_ + c0 + c) * is_;
+              for (int64_t v = 0; v < nv; ++v) dst[v] = src[off[v]];
+              dst += nv;
+            }
+          }
+          Gemm(og, cols, ci_, wk.data(), gathered.data(), prod.data());
+          for (int64_t o = 0; o < og; ++o) {
+            const F* src = prod.data() + o * cols;
+            for (int64_t n = n0; n < n0 + nb; ++n) {
+              F* dst = y + (n * o_ + g * og + o) * os_;
+              for (int64_t v = 0; v < nv; ++v) dst[oo[v]] += src[v];
+              src += nv;
             }
           }
         }
-        const F* wg = w + (g * og) * ci_ * ks_;
-        F* yo = y + (n * o_ + g * og) * os_;
-        if constexpr (sizeof(F) == 4)
-          Sgemm(false, false, og, os_, ci_ * ks_, wg, ci_ * ks_, col, os_, yo, os_);
-        else
-          Dgemm(false, false, og, os_, ci_ * ks_, wg, ci_ * ks_, col, os_, yo, os_);
       }
     }
+  }
+
+  template <typename F>
+  void RunTyped(const F* x, const F* w, F* y) {
+    if (!tap_start_.empty())
+      RunByTap(x, w, y);
+    else
+      RunIm2col(x, w, y);
   }
 
   void Run(const Buf& input, const Buf& kernel, Buf& out) override {
@@ -339,6 +431,8 @@ class ConvKernel : public DotKernel {
   std::vector<int64_t> in_sp_, k_sp_, out_sp_, out_perm_, canon_dims_;
   std::vector<hlo::WindowDim> win_;
   std::vector<uint8_t> col_, canon_out_, canon_store_;
+  // Tap by tap: kernel position kk meets pairs [tap_start_[kk], tap_start_[kk + 1]).
+  std::vector<int64_t> tap_start_, tap_oo_, tap_off_;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/kernels/gemm.h"
@@ -197,6 +198,84 @@ ENTRY e {
   ROOT c = f32[1,3,1] convolution(x, k), window={size=2 rhs_dilate=2}, dim_labels=b0f_0io->b0f
 })", {F32({1, 5, 1}, {1, 2, 3, 4, 5}), F32({2, 1, 1}, {1, 10})});
   EXPECT_THAT(o[0], ElementsAre(31, 42, 53));  // x[i] + 10 x[i+2]
+}
+
+// A straightforward NCHW convolution (kernel OIHW), the definition of
+// XLA's window attributes spelled out, to check the planned kernels against.
+struct Conv2dCase {
+  int64_t n, c, h, w, o, kh, kw;
+  int64_t pad_h, pad_w, base_h, base_w;  // symmetric padding, lhs dilation
+  bool reverse;
+  int64_t feature_groups = 1, batch_groups = 1;
+};
+
+std::vector<double> ReferenceConv2d(const Conv2dCase& k, const std::vector<double>& x,
+                                    const std::vector<double>& wt, int64_t* oh, int64_t* ow) {
+  const int64_t dh = (k.h - 1) * k.base_h + 1, dw = (k.w - 1) * k.base_w + 1;
+  *oh = dh + 2 * k.pad_h - k.kh + 1;
+  *ow = dw + 2 * k.pad_w - k.kw + 1;
+  const int64_t groups = k.feature_groups * k.batch_groups, out_n = k.n / k.batch_groups;
+  const int64_t ci = k.c / k.feature_groups, og = k.o / groups;
+  std::vector<double> y(out_n * k.o * *oh * *ow, 0.0);
+  for (int64_t n = 0; n < out_n; ++n)
+    for (int64_t o = 0; o < k.o; ++o) {
+      const int64_t g = o / og;
+      const int64_t img = k.batch_groups > 1 ? g * out_n + n : n;
+      const int64_t c_first = k.batch_groups > 1 ? 0 : g * ci;
+      for (int64_t r = 0; r < *oh; ++r)
+        for (int64_t q = 0; q < *ow; ++q) {
+          double acc = 0;
+          for (int64_t c = 0; c < ci; ++c)
+            for (int64_t i = 0; i < k.kh; ++i)
+              for (int64_t j = 0; j < k.kw; ++j) {
+                const int64_t ph = r + i - k.pad_h, pw = q + j - k.pad_w;  // in the dilated input
+                if (ph < 0 || pw < 0 || ph >= dh || pw >= dw || ph % k.base_h || pw % k.base_w) continue;
+                const int64_t wi = k.reverse ? k.kh - 1 - i : i, wj = k.reverse ? k.kw - 1 - j : j;
+                acc += x[((img * k.c + c_first + c) * k.h + ph / k.base_h) * k.w + pw / k.base_w] *
+                       wt[((o * ci + c) * k.kh + wi) * k.kw + wj];
+              }
+          y[((n * k.o + o) * *oh + r) * *ow + q] = acc;
+        }
+    }
+  return y;
+}
+
+void ExpectConvMatchesReference(const Conv2dCase& k) {
+  const int64_t ci = k.c / k.feature_groups;
+  std::vector<double> x(k.n * k.c * k.h * k.w), wt(k.o * ci * k.kh * k.kw);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>((i * 37) % 11) / 4 - 1.25;
+  for (size_t i = 0; i < wt.size(); ++i) wt[i] = static_cast<double>((i * 13) % 7) / 2 - 1.5;
+  int64_t oh = 0, ow = 0;
+  const std::vector<double> want = ReferenceConv2d(k, x, wt, &oh, &ow);
+  const std::string in = absl::StrCat("f32[", k.n, ",", k.c, ",", k.h, ",", k.w, "]");
+  const std::string ker = absl::StrCat("f32[", k.o, ",", ci, ",", k.kh, ",", k.kw, "]");
+  const std::string out = absl::StrCat("f32[", k.n / k.batch_groups, ",", k.o, ",", oh, ",", ow, "]");
+  const std::string window = absl::StrCat(
+      "window={size=", k.kh, "x", k.kw, " pad=", k.pad_h, "_", k.pad_h, "x", k.pad_w, "_", k.pad_w,
+      " lhs_dilate=", k.base_h, "x", k.base_w, k.reverse ? " rhs_reversal=1x1" : "", "}");
+  const std::string text = absl::StrCat(
+      "HloModule m\nENTRY e {\n  x = ", in, " parameter(0)\n  k = ", ker, " parameter(1)\n  ROOT c = ", out,
+      " convolution(x, k), ", window, ", dim_labels=bf01_oi01->bf01, feature_group_count=", k.feature_groups,
+      ", batch_group_count=", k.batch_groups, "\n}\n");
+  auto o = Eval(text, {F32({k.n, k.c, k.h, k.w}, x), F32({k.o, ci, k.kh, k.kw}, wt)});
+  ASSERT_EQ(o.size(), 1u) << text;
+  ASSERT_EQ(o[0].size(), want.size()) << text;
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(o[0][i], want[i], 1e-4) << "element " << i << "\n" << text;
+}
+
+TEST(OpsTest, ConvolutionsMostlyInPaddingMatchTheDefinition) {
+  // Gradient-style windows (lhs dilation, k-1 padding, reversed kernel):
+  // most kernel positions meet padding or holes.
+  ExpectConvMatchesReference({.n = 3, .c = 4, .h = 5, .w = 4, .o = 6, .kh = 3, .kw = 3, .pad_h = 2, .pad_w = 2,
+                              .base_h = 2, .base_w = 2, .reverse = true, .feature_groups = 2});
+  ExpectConvMatchesReference({.n = 4, .c = 2, .h = 1, .w = 6, .o = 2, .kh = 1, .kw = 3, .pad_h = 0, .pad_w = 2,
+                              .base_h = 1, .base_w = 2, .reverse = false, .batch_groups = 2});
+  // Padding of a whole kernel on each side of a one-pixel input.
+  ExpectConvMatchesReference({.n = 2, .c = 8, .h = 1, .w = 1, .o = 5, .kh = 1, .kw = 6, .pad_h = 0, .pad_w = 5,
+                              .base_h = 1, .base_w = 1, .reverse = true});
+  // Dense windows (im2col).
+  ExpectConvMatchesReference({.n = 2, .c = 3, .h = 6, .w = 5, .o = 4, .kh = 3, .kw = 2, .pad_h = 1, .pad_w = 0,
+                              .base_h = 1, .base_w = 1, .reverse = false});
 }
 
 TEST(OpsTest, ReduceSumAndVariadicArgmax) {
