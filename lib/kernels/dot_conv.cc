@@ -268,8 +268,7 @@ class ConvKernel : public DotKernel {
     canon_dims_ = {on_, o_};
     canon_dims_.insert(canon_dims_.end(), out_sp_.begin(), out_sp_.end());
     canon_store_.resize(static_cast<size_t>(on_ * o_ * os_) * hlo::StorageBytes(out.type) + 8);
-    BuildTapTable();
-    if (tap_start_.empty()) col_.resize(static_cast<size_t>(ci_ * ks_ * os_) * 8 + 8);
+    PlanWindows();
     return absl::OkStatus();
   }
 
@@ -292,27 +291,40 @@ class ConvKernel : public DotKernel {
     return off;
   }
 
-  // The (output position, input offset) pairs each kernel position really
-  // meets, kept when they are at most half of the im2col matrix (and the
-  // table stays small): then the convolution runs tap by tap.
-  void BuildTapTable() {
+  // Every kernel position's input offsets, computed once. Where the pixels
+  // really met are at most half of the im2col matrix (and few enough to
+  // list), they become per-tap lists and the convolution runs tap by tap;
+  // otherwise the table feeds im2col (it is col_'s size over ci).
+  void PlanWindows() {
+    offsets_.resize(ks_ * os_);
+    int64_t met = 0;
+    for (int64_t kk = 0; kk < ks_; ++kk)
+      for (int64_t oo = 0; oo < os_; ++oo) met += (offsets_[kk * os_ + oo] = InputOffset(kk, oo)) >= 0;
     constexpr int64_t kMaxPairs = int64_t{1} << 24;
-    if (ks_ * os_ > 4 * kMaxPairs || ks_ < 2) return;
-    std::vector<int64_t> start(ks_ + 1, 0), oo_list, off_list;
+    if (ks_ < 2 || 2 * met > ks_ * os_ || met > kMaxPairs) {
+      col_.resize(static_cast<size_t>(ci_ * ks_ * os_) * 8 + 8);
+      return;
+    }
+    tap_start_.assign(ks_ + 1, 0);
+    int64_t most = 1;
     for (int64_t kk = 0; kk < ks_; ++kk) {
       for (int64_t oo = 0; oo < os_; ++oo) {
-        const int64_t off = InputOffset(kk, oo);
+        const int64_t off = offsets_[kk * os_ + oo];
         if (off < 0) continue;
-        if (static_cast<int64_t>(oo_list.size()) >= kMaxPairs) return;
-        oo_list.push_back(oo);
-        off_list.push_back(off);
+        tap_oo_.push_back(oo);
+        tap_off_.push_back(off);
       }
-      start[kk + 1] = static_cast<int64_t>(oo_list.size());
+      tap_start_[kk + 1] = static_cast<int64_t>(tap_oo_.size());
+      most = std::max(most, tap_start_[kk + 1] - tap_start_[kk]);
     }
-    if (2 * static_cast<int64_t>(oo_list.size()) > ks_ * os_) return;
-    tap_start_ = std::move(start);
-    tap_oo_ = std::move(oo_list);
-    tap_off_ = std::move(off_list);
+    std::vector<int64_t>().swap(offsets_);
+    // Images per product: the gathered block stays around 16 MiB.
+    constexpr int64_t kBlockElems = int64_t{4} << 20;
+    tap_batch_ = std::clamp<int64_t>(kBlockElems / std::max<int64_t>(1, ci_ * most), 1, std::max<int64_t>(1, on_));
+    const int64_t og = o_ / (fgc_ * bgc_);
+    tap_kernel_.resize(static_cast<size_t>(og * ci_) * 8);
+    tap_gathered_.resize(static_cast<size_t>(ci_ * tap_batch_ * most) * 8);
+    tap_product_.resize(static_cast<size_t>(og * tap_batch_ * most) * 8);
   }
 
   template <typename F>
@@ -327,9 +339,6 @@ class ConvKernel : public DotKernel {
   void RunIm2col(const F* x, const F* w, F* y) {
     const int64_t og = o_ / (fgc_ * bgc_);  // output features per group
     F* col = reinterpret_cast<F*>(col_.data());
-    // Input offsets of one kernel position, computed once per image and
-    // reused for every channel.
-    std::vector<int64_t> offs(os_);
     for (int64_t n = 0; n < on_; ++n) {
       for (int64_t g = 0; g < fgc_ * bgc_; ++g) {
         // Feature groups take input channels [g*ci, (g+1)*ci); batch groups
@@ -339,7 +348,7 @@ class ConvKernel : public DotKernel {
         const F* xin = x + (img * c_ + c0) * is_;
         // Build col[ci * ks, os].
         for (int64_t kk = 0; kk < ks_; ++kk) {
-          for (int64_t oo = 0; oo < os_; ++oo) offs[oo] = InputOffset(kk, oo);
+          const int64_t* offs = offsets_.data() + kk * os_;
           for (int64_t c = 0; c < ci_; ++c) {
             F* row = col + (c * ks_ + kk) * os_;
             const F* xc = xin + c * is_;
@@ -355,12 +364,10 @@ class ConvKernel : public DotKernel {
   void RunByTap(const F* x, const F* w, F* y) {
     const int64_t og = o_ / (fgc_ * bgc_);
     std::fill(y, y + on_ * o_ * os_, F(0));
-    int64_t most = 1;
-    for (int64_t kk = 0; kk < ks_; ++kk) most = std::max(most, tap_start_[kk + 1] - tap_start_[kk]);
-    // Images per product: the gathered block stays around 16 MiB.
-    constexpr int64_t kBlockElems = int64_t{4} << 20;
-    const int64_t batch = std::clamp<int64_t>(kBlockElems / std::max<int64_t>(1, ci_ * most), 1, on_);
-    std::vector<F> wk(og * ci_), gathered(ci_ * batch * most), prod(og * batch * most);
+    const int64_t batch = tap_batch_;
+    F* wk = reinterpret_cast<F*>(tap_kernel_.data());
+    F* gathered = reinterpret_cast<F*>(tap_gathered_.data());
+    F* prod = reinterpret_cast<F*>(tap_product_.data());
     for (int64_t g = 0; g < fgc_ * bgc_; ++g) {
       const int64_t c0 = bgc_ > 1 ? 0 : g * ci_;
       const F* wg = w + (g * og) * ci_ * ks_;
@@ -375,7 +382,7 @@ class ConvKernel : public DotKernel {
         for (int64_t n0 = 0; n0 < on_; n0 += batch) {
           const int64_t nb = std::min(batch, on_ - n0), cols = nb * nv;
           for (int64_t c = 0; c < ci_; ++c) {
-            F* dst = gathered.data() + c * cols;
+            F* dst = gathered + c * cols;
             for (int64_t n = n0; n < n0 + nb; ++n) {
               const int64_t img = bgc_ > 1 ? g * on_ + n : n;
               const F* src = x + (img * c_ + c0 + c) * is_;
@@ -383,9 +390,9 @@ class ConvKernel : public DotKernel {
               dst += nv;
             }
           }
-          Gemm(og, cols, ci_, wk.data(), gathered.data(), prod.data());
+          Gemm(og, cols, ci_, wk, gathered, prod);
           for (int64_t o = 0; o < og; ++o) {
-            const F* src = prod.data() + o * cols;
+            const F* src = prod + o * cols;
             for (int64_t n = n0; n < n0 + nb; ++n) {
               F* dst = y + (n * o_ + g * og + o) * os_;
               for (int64_t v = 0; v < nv; ++v) dst[oo[v]] += src[v];
@@ -431,8 +438,13 @@ class ConvKernel : public DotKernel {
   std::vector<int64_t> in_sp_, k_sp_, out_sp_, out_perm_, canon_dims_;
   std::vector<hlo::WindowDim> win_;
   std::vector<uint8_t> col_, canon_out_, canon_store_;
-  // Tap by tap: kernel position kk meets pairs [tap_start_[kk], tap_start_[kk + 1]).
+  // im2col: offsets_[kk * os + oo] is InputOffset(kk, oo).
+  std::vector<int64_t> offsets_;
+  // Tap by tap: kernel position kk meets pairs [tap_start_[kk], tap_start_[kk + 1]),
+  // multiplied tap_batch_ images at a time in the scratch below.
   std::vector<int64_t> tap_start_, tap_oo_, tap_off_;
+  int64_t tap_batch_ = 1;
+  std::vector<uint8_t> tap_kernel_, tap_gathered_, tap_product_;
 };
 
 }  // namespace

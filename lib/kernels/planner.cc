@@ -327,53 +327,57 @@ std::pair<int64_t, int64_t> GroupPosition(const std::vector<std::vector<int64_t>
   return {id, world};
 }
 
-// An all-reduce's reducer computation, compiled once, for element types or
-// reductions the collectives engine does not do itself. Locked because a
+// An all-reduce's reducer computation, for element types or reductions the
+// collectives engine does not do itself: compiled on first need, so plans
+// whose collectives the engine handles pay nothing. Locked because a
 // ScalarFn keeps its registers between calls.
 struct CrossRankReducer {
+  explicit CrossRankReducer(const hlo::Computation* to_apply) : to_apply(to_apply) {}
+  const hlo::Computation* to_apply;
   std::mutex mu;
+  bool compiled = false;
   std::optional<ScalarFn> fn;
+  std::vector<uint8_t> gathered;
+  std::vector<uint64_t> acc, next;
 };
-
-std::shared_ptr<CrossRankReducer> MakeReducer(const hlo::Instruction& instr) {
-  auto r = std::make_shared<CrossRankReducer>();
-  if (instr.to_apply() != nullptr) {
-    absl::StatusOr<ScalarFn> fn = ScalarFn::Compile(*instr.to_apply());
-    if (fn.ok()) r->fn.emplace(std::move(*fn));
-  }
-  return r;
-}
 
 // out = the group's reduction of `in`. The engine reduces the types it
 // knows (f32, bf16, int32, ...); for the rest (4-bit and 8-bit floats,
 // complex, ...) every member's input is gathered and folded here with the
 // reducer, in group order.
 absl::Status CrossRankAllReduce(const RunCtx& ctx, const CollectiveCall& call, Opcode red,
-                                CrossRankReducer& reducer, const Buf& in, uint8_t* out,
-                                std::vector<uint8_t>& gathered) {
+                                CrossRankReducer& reducer, const Buf& in, uint8_t* out) {
   CollectiveOps* coll = ctx.opts->collectives;
   absl::Status s = coll->AllReduce(call, red, in.data, out, in.count);
-  if (s.code() != absl::StatusCode::kUnimplemented || !reducer.fn) return s;
+  if (s.code() != absl::StatusCode::kUnimplemented || reducer.to_apply == nullptr) return s;
+  std::lock_guard<std::mutex> lock(reducer.mu);
+  if (!reducer.compiled) {
+    reducer.compiled = true;
+    absl::StatusOr<ScalarFn> fn = ScalarFn::Compile(*reducer.to_apply);
+    if (fn.ok()) reducer.fn.emplace(std::move(*fn));
+  }
+  if (!reducer.fn) return s;
   const int64_t world = std::max(1, ctx.opts->replica_count);
   const int64_t members = GroupPosition(call.replica_groups, ctx.opts->replica_id, world).second;
+  std::vector<uint8_t>& gathered = reducer.gathered;
   gathered.resize(in.bytes * members + 1);
   if (absl::Status g = coll->AllGather(call, in.data, gathered.data(), in.bytes); !g.ok()) return g;
-  std::lock_guard<std::mutex> lock(reducer.mu);
   constexpr int64_t kLanes = ExprProgram::kTile;
-  std::vector<uint64_t> acc(kLanes * 2), next(kLanes * 2);
+  reducer.acc.resize(kLanes * 2);
+  reducer.next.resize(kLanes * 2);
   const int64_t es = in.elem_size;
   const int lane_bytes = DomainBytes(DomainOf(in.type));
   for (int64_t i = 0; i < in.count; i += kLanes) {
     const int64_t n = std::min(kLanes, in.count - i);
-    LoadToDomain(in.type, gathered.data() + i * es, n, acc.data());
+    LoadToDomain(in.type, gathered.data() + i * es, n, reducer.acc.data());
     for (int64_t m = 1; m < members; ++m) {
-      LoadToDomain(in.type, gathered.data() + m * in.bytes + i * es, n, next.data());
-      const void* params[2] = {acc.data(), next.data()};
+      LoadToDomain(in.type, gathered.data() + m * in.bytes + i * es, n, reducer.next.data());
+      const void* params[2] = {reducer.acc.data(), reducer.next.data()};
       const void* result[1] = {nullptr};
       reducer.fn->EvalLanes(params, n, result);
-      std::memcpy(acc.data(), result[0], n * lane_bytes);
+      std::memcpy(reducer.acc.data(), result[0], n * lane_bytes);
     }
-    StoreFromDomain(in.type, acc.data(), n, out + i * es);
+    StoreFromDomain(in.type, reducer.acc.data(), n, out + i * es);
   }
   return absl::OkStatus();
 }
@@ -831,12 +835,11 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       Opcode red = ReductionOf(instr);
       std::vector<CollectiveCall> calls;
       for (const Buf* b : ins) calls.push_back(MakeCall(instr, b->type));
-      std::shared_ptr<CrossRankReducer> reducer = MakeReducer(instr);
-      auto gathered = std::make_shared<std::vector<uint8_t>>();
-      plan.steps.push_back({instr.name(), [ins, outs, red, calls, reducer, gathered](RunCtx& ctx) -> absl::Status {
+      auto reducer = std::make_shared<CrossRankReducer>(instr.to_apply());
+      plan.steps.push_back({instr.name(), [ins, outs, red, calls, reducer](RunCtx& ctx) -> absl::Status {
         for (size_t i = 0; i < ins.size(); ++i) {
           if (ctx.opts->collectives) {
-            absl::Status s = CrossRankAllReduce(ctx, calls[i], red, *reducer, *ins[i], outs[i]->data, *gathered);
+            absl::Status s = CrossRankAllReduce(ctx, calls[i], red, *reducer, *ins[i], outs[i]->data);
             if (!s.ok()) return s;
           } else if (outs[i]->bytes) {
             std::memcpy(outs[i]->data, ins[i]->data, outs[i]->bytes);
@@ -876,10 +879,9 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       for (const Buf* b : ins) calls.push_back(MakeCall(instr, b->type));
       // Scratch for the gathered / reduced whole.
       std::shared_ptr<std::vector<uint8_t>> scratch = std::make_shared<std::vector<uint8_t>>();
-      std::shared_ptr<CrossRankReducer> reducer = MakeReducer(instr);
-      auto gathered = std::make_shared<std::vector<uint8_t>>();
+      auto reducer = std::make_shared<CrossRankReducer>(instr.to_apply());
       std::string desc = instr.Describe();
-      plan.steps.push_back({instr.name(), [op, ins, outs, dim, red, pairs, groups, calls, scratch, reducer, gathered, desc](RunCtx& ctx) -> absl::Status {
+      plan.steps.push_back({instr.name(), [op, ins, outs, dim, red, pairs, groups, calls, scratch, reducer, desc](RunCtx& ctx) -> absl::Status {
         CollectiveOps* coll = ctx.opts->collectives;
         for (size_t i = 0; i < ins.size(); ++i) {
           const Buf& in = *ins[i];
@@ -924,7 +926,7 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
             Concatenate(pp, dim, out);
           } else {  // reduce-scatter: all-reduce then keep this member's block
             scratch->resize(in.bytes + 1);
-            absl::Status s = CrossRankAllReduce(ctx, calls[i], red, *reducer, in, scratch->data(), *gathered);
+            absl::Status s = CrossRankAllReduce(ctx, calls[i], red, *reducer, in, scratch->data());
             if (!s.ok()) return s;
             Buf whole = in;
             whole.data = scratch->data();

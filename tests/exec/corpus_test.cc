@@ -77,10 +77,9 @@ TEST(CorpusTest, EveryCompiledModuleRunsOnRandomInputs) {
         ++refused;
         continue;
       }
-      ToolResult e = RunTool("/usr/bin/timeout",
-                             {kRunLimit, ToolDir() + "/neuron-exec", neff, "--random-inputs",
-                              "--seed", "1"},
-                             options);
+      std::vector<std::string> run = {kRunLimit, ToolDir() + "/neuron-exec", neff,
+                                      "--random-inputs", "--seed", "1"};
+      ToolResult e = RunTool("/usr/bin/timeout", run, options);
       // Collectives across replicas: the error names the group size; run
       // the module again as a job of that many ranks on a bigger instance
       // (this worker takes half of its 32 cores).
@@ -90,10 +89,8 @@ TEST(CorpusTest, EveryCompiledModuleRunsOnRandomInputs) {
         multi.env["NEURON_SIM_INSTANCE_TYPE"] = "trn1.32xlarge";
         multi.env["NEURON_SIM_ROOT"] = dir + "/sim32-" + std::to_string(core);
         multi.env["NEURON_RT_VISIBLE_CORES"] = core == 0 ? "0-15" : "16-31";
-        e = RunTool("/usr/bin/timeout",
-                    {kRunLimit, ToolDir() + "/neuron-exec", neff, "--random-inputs", "--seed", "1",
-                     "-r", std::to_string(ranks)},
-                    multi);
+        run.insert(run.end(), {"-r", std::to_string(ranks)});
+        e = RunTool("/usr/bin/timeout", run, multi);
         if (e.exit_code == 0) {
           std::lock_guard<std::mutex> lock(mu);
           ran_as_job.push_back(modules[i].filename().string() + " (" + std::to_string(ranks) + " ranks)");
