@@ -18,9 +18,12 @@ namespace {
 // Device tracks live in their own "process" per Neuron device, far from
 // real pids; each core has one track per kind of work.
 constexpr int kDevicePidBase = 1 << 30;
-enum Track { kTrackExec = 0, kTrackCompute = 1, kTrackDma = 2, kTrackCc = 3, kTrackH2d = 4 };
+enum Track {
+  kTrackExec = 0, kTrackCompute = 1, kTrackDma = 2, kTrackCc = 3, kTrackH2d = 4, kTrackMemory = 5
+};
 constexpr int kTracksPerCore = 8;
-const char* const kTrackNames[] = {"exec", "compute", "dma", "collectives", "host<->device"};
+const char* const kTrackNames[] = {"exec", "compute", "dma", "collectives", "host<->device",
+                                   "memory"};
 
 int DeviceTid(int core, Track track) { return core * kTracksPerCore + track; }
 
@@ -68,6 +71,20 @@ std::unique_ptr<Profiler>& Current() {
 std::string& CurrentFingerprint() {
   static auto* fp = new std::string();
   return *fp;
+}
+
+// Run-time sessions and attached profilers (the C API's).
+std::mutex& TapMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::shared_ptr<Profiler>& Session() {
+  static auto* session = new std::shared_ptr<Profiler>();
+  return *session;
+}
+std::vector<std::shared_ptr<Profiler>>& Attached() {
+  static auto* attached = new std::vector<std::shared_ptr<Profiler>>();
+  return *attached;
 }
 
 }  // namespace
@@ -164,12 +181,79 @@ Profiler* Profiler::ForConfig(const config::RuntimeConfig& config) {
 }
 
 void Profiler::FlushAll() {
+  std::shared_ptr<Profiler> session;
+  {
+    std::lock_guard<std::mutex> lock(TapMutex());
+    session = Session();
+  }
+  if (session != nullptr) session->Flush();
   std::lock_guard<std::mutex> lock(RegistryMutex());
   if (Current() != nullptr) Current()->Flush();
 }
 
-Profiler::Profiler(const config::RuntimeConfig& config)
-    : config_(config), dir_(config.inspect_output_dir.empty() ? "." : config.inspect_output_dir) {}
+absl::Status Profiler::BeginSession(std::shared_ptr<Profiler> session) {
+  std::lock_guard<std::mutex> lock(TapMutex());
+  if (Session() != nullptr) return absl::AlreadyExistsError("an inspect session is already active");
+  Session() = std::move(session);
+  return absl::OkStatus();
+}
+
+std::shared_ptr<Profiler> Profiler::EndSession() {
+  std::lock_guard<std::mutex> lock(TapMutex());
+  return std::move(Session());
+}
+
+bool Profiler::SessionActive() {
+  std::lock_guard<std::mutex> lock(TapMutex());
+  return Session() != nullptr;
+}
+
+void Profiler::Attach(std::shared_ptr<Profiler> profiler) {
+  std::lock_guard<std::mutex> lock(TapMutex());
+  Attached().push_back(std::move(profiler));
+}
+
+void Profiler::Detach(const Profiler* profiler) {
+  std::lock_guard<std::mutex> lock(TapMutex());
+  auto& a = Attached();
+  a.erase(std::remove_if(a.begin(), a.end(), [&](const auto& p) { return p.get() == profiler; }),
+          a.end());
+}
+
+std::vector<std::shared_ptr<Profiler>> Profiler::ForExecution(
+    const config::RuntimeConfig& config) {
+  std::vector<std::shared_ptr<Profiler>> out;
+  bool session = false;
+  {
+    std::lock_guard<std::mutex> lock(TapMutex());
+    if (Session() != nullptr) {
+      out.push_back(Session());
+      session = true;
+    }
+    out.insert(out.end(), Attached().begin(), Attached().end());
+  }
+  if (!session) {
+    // The environment's profiler lives in the registry: not owned here.
+    if (Profiler* env = ForConfig(config); env != nullptr)
+      out.insert(out.begin(), std::shared_ptr<Profiler>(std::shared_ptr<Profiler>(), env));
+  }
+  return out;
+}
+
+void Profiler::RecordMemoryAll(const MemoryEvent& event) {
+  std::vector<std::shared_ptr<Profiler>> targets;
+  {
+    std::lock_guard<std::mutex> lock(TapMutex());
+    for (const auto& p : Attached())
+      if (p->options_.memory) targets.push_back(p);
+  }
+  for (const auto& p : targets) p->RecordMemory(event);
+}
+
+Profiler::Profiler(const config::RuntimeConfig& config, ProfilerOptions options)
+    : config_(config),
+      options_(options),
+      dir_(config.inspect_output_dir.empty() ? "." : config.inspect_output_dir) {}
 
 Profiler::~Profiler() { Flush(); }
 
@@ -187,6 +271,7 @@ std::string Profiler::PathFor(std::string_view file) const { return absl::StrCat
 
 std::unique_ptr<Capture> Profiler::Begin(const ExecutionInfo& info) {
   if (!CoreSelected(info.core)) return nullptr;
+  if (options_.model != nullptr && info.model_key != options_.model) return nullptr;
   std::lock_guard<std::mutex> lock(mu_);
   NeffState& neff = neffs_[info.neff_uuid];
   const uint64_t n = neff.executions++;
@@ -224,15 +309,20 @@ std::unique_ptr<Capture> Profiler::Begin(const ExecutionInfo& info) {
   return c;
 }
 
+void Profiler::NameDeviceTracks(Trace& trace, int device, int core) {
+  const int pid = kDevicePidBase + device;
+  trace.NameProcess(pid, absl::StrFormat("Neuron device nd%d (simulated)", device), 0);
+  const int last = options_.memory ? kTrackMemory : kTrackH2d;
+  for (int t = kTrackExec; t <= last; ++t)
+    trace.NameThread(pid, DeviceTid(core, static_cast<Track>(t)),
+                     absl::StrFormat("nc%d %s", core, kTrackNames[t]),
+                     DeviceTid(core, static_cast<Track>(t)));
+}
+
 void Profiler::AddDevice(Trace& trace, Capture& c, bool name_tracks) {
   const int pid = kDevicePidBase + c.info_.device;
   const int core = c.info_.core;
-  if (name_tracks) {
-    trace.NameProcess(pid, absl::StrFormat("Neuron device nd%d (simulated)", c.info_.device), 0);
-    for (int t = kTrackExec; t <= kTrackH2d; ++t)
-      trace.NameThread(pid, DeviceTid(core, static_cast<Track>(t)),
-                       absl::StrFormat("nc%d %s", core, kTrackNames[t]), DeviceTid(core, static_cast<Track>(t)));
-  }
+  if (name_tracks) NameDeviceTracks(trace, c.info_.device, core);
   const int64_t run_begin = c.run_begin_ ? c.run_begin_ : c.api_begin_;
   const int64_t run_end = c.run_end_ ? c.run_end_ : c.api_end_;
   if (TypeSelected("nc_exec") && c.Admit(Buffer::kEvent)) {
@@ -333,7 +423,20 @@ std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool fa
   if (config_.inspect_cpu_util || config_.inspect_host_memory) c.host_end_ = SampleHost();
   std::lock_guard<std::mutex> lock(mu_);
   if (c.device_) {
-    if (config_.inspect_device_profile == config::DeviceProfileMode::kSession) {
+    if (options_.latest_per_core) {
+      auto trace = std::make_unique<Trace>();
+      nlohmann::json& od = trace->other_data();
+      od["profile"] = "device";
+      od["mode"] = "continuous";
+      od["model"] = c.info_.model;
+      od["neff_uuid"] = c.info_.neff_uuid;
+      od["core"] = c.info_.core;
+      od["status"] = std::string(status_text);
+      od["executions"] = 1;
+      AddDevice(*trace, c, true);
+      ReportTruncation(*trace, c.dropped_, config_.profile_buf_mib, c.info_.model);
+      latest_[c.info_.core] = std::move(trace);
+    } else if (config_.inspect_device_profile == config::DeviceProfileMode::kSession) {
       if (session_device_ == nullptr) {
         session_device_ = std::make_unique<Trace>();
         session_device_->other_data()["profile"] = "device";
@@ -392,6 +495,7 @@ std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool fa
 
 std::vector<std::string> Profiler::Flush() {
   std::vector<std::string> written;
+  if (!options_.write_on_flush) return written;
   std::lock_guard<std::mutex> lock(mu_);
   auto write = [&](Trace* trace, bool* dirty, const std::string& file) {
     if (trace == nullptr || !*dirty) return;
@@ -413,6 +517,76 @@ std::vector<std::string> Profiler::Flush() {
         absl::StrFormat("device_profile_session_pid%d.json", getpid()));
   write(system_.get(), &system_dirty_, absl::StrFormat("system_profile_pid%d.json", getpid()));
   return written;
+}
+
+}  // namespace neuron::profile
+
+namespace neuron::profile {
+
+absl::Status Profiler::WriteDeviceTrace(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (session_device_ == nullptr) {
+    // Nothing ran: still a valid (empty) trace, so the file always appears.
+    Trace empty;
+    empty.other_data()["profile"] = "device";
+    empty.other_data()["mode"] = "session";
+    empty.other_data()["executions"] = 0;
+    return empty.WriteFile(path);
+  }
+  return session_device_->WriteFile(path);
+}
+
+absl::Status Profiler::WriteLatest(int core, const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = latest_.find(core);
+  if (it == latest_.end() || it->second == nullptr) {
+    return absl::NotFoundError(
+        absl::StrFormat("no execution on NeuronCore %d has been profiled yet", core));
+  }
+  return it->second->WriteFile(path);
+}
+
+void Profiler::AddSystemEvents(const std::vector<SysEvent>& events) {
+  if (events.empty() || !config_.inspect_system_profile) return;
+  const int pid = static_cast<int>(getpid());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (system_ == nullptr) {
+    system_ = std::make_unique<Trace>();
+    system_->other_data()["profile"] = "system";
+    system_->NameProcess(pid, "neuron runtime (host)", 1);
+  }
+  for (const SysEvent& e : events) {
+    nlohmann::json args = e.args;
+    args["core"] = e.core;
+    system_->Span(pid, static_cast<int>(e.thread_id), e.name, e.type, e.begin_ns,
+                  e.end_ns - e.begin_ns, args);
+  }
+  system_dirty_ = true;
+}
+
+void Profiler::RecordMemory(const MemoryEvent& event) {
+  if (!CoreSelected(event.core)) return;
+  const int pid = kDevicePidBase + event.device;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (session_device_ == nullptr) {
+    session_device_ = std::make_unique<Trace>();
+    session_device_->other_data()["profile"] = "device";
+    session_device_->other_data()["mode"] = "session";
+  }
+  if (!session_named_cores_[event.core]) {
+    session_named_cores_[event.core] = true;
+    NameDeviceTracks(*session_device_, event.device, event.core);
+  }
+  uint64_t& in_use = memory_in_use_[event.core];
+  in_use = event.alloc ? in_use + event.bytes : (in_use > event.bytes ? in_use - event.bytes : 0);
+  session_device_->Instant(pid, DeviceTid(event.core, kTrackMemory),
+                           absl::StrCat(event.alloc ? "alloc " : "free ", event.name), "memory",
+                           event.at_ns,
+                           {{"bytes", event.bytes}, {"core", event.core},
+                            {"op", event.alloc ? "alloc" : "free"}});
+  session_device_->Counter(pid, absl::StrFormat("nc%d device memory", event.core), event.at_ns,
+                           {{"bytes_in_use", in_use}});
+  session_dirty_ = true;
 }
 
 }  // namespace neuron::profile

@@ -39,6 +39,7 @@
 #include "lib/kernels/executable.h"
 #include "lib/profile/host_sampler.h"
 #include "lib/profile/instruction_costs.h"
+#include "lib/profile/sys_trace.h"
 #include "lib/profile/trace.h"
 
 namespace neuron::profile {
@@ -58,13 +59,33 @@ struct ExecutionInfo {
   int core = 0;           // logical core
   const hlo::Module* module = nullptr;
   std::vector<std::pair<std::string, uint64_t>> inputs, outputs;  // name, bytes
+  const void* model_key = nullptr;  // the loaded model (per-model profiles)
+};
+
+// A device allocation or free (nrt_trace_start(trace_mem)).
+struct MemoryEvent {
+  int device = 0;
+  int core = 0;
+  std::string name;
+  uint64_t bytes = 0;
+  bool alloc = true;
+  int64_t at_ns = 0;
+};
+
+// Profilers started at run time (the C API), beside the environment's:
+// what they keep and when they write.
+struct ProfilerOptions {
+  const void* model = nullptr;   // only this model's executions (nullptr: all)
+  bool latest_per_core = false;  // keep only each core's latest execution
+  bool memory = false;           // device allocations too
+  bool write_on_flush = true;    // false: only WriteDeviceTrace/WriteLatest write
 };
 
 class Capture;
 
 class Profiler {
  public:
-  explicit Profiler(const config::RuntimeConfig& config);
+  explicit Profiler(const config::RuntimeConfig& config, ProfilerOptions options = {});
   ~Profiler();  // writes the session traces
   Profiler(const Profiler&) = delete;
   Profiler& operator=(const Profiler&) = delete;
@@ -79,6 +100,21 @@ class Profiler {
   // Writes every profiler's session traces (at unload and exit).
   static void FlushAll();
 
+  // An inspect session started at run time (nrt_inspect_begin*): while it
+  // is set, executions go to it instead of the environment's profiler.
+  // EndSession hands it back (nullptr when none) for the caller to flush.
+  static absl::Status BeginSession(std::shared_ptr<Profiler> session);
+  static std::shared_ptr<Profiler> EndSession();
+  static bool SessionActive();
+  // Profilers that see executions besides the session or environment one
+  // (nrt_profile_start, continuous profiling, nrt_trace_start).
+  static void Attach(std::shared_ptr<Profiler> profiler);
+  static void Detach(const Profiler* profiler);
+  // Every profiler an execution under `config` goes to.
+  static std::vector<std::shared_ptr<Profiler>> ForExecution(const config::RuntimeConfig& config);
+  // Gives a device allocation to the attached profilers that want them.
+  static void RecordMemoryAll(const MemoryEvent& event);
+
   // Starts an execution; nullptr when nothing of it is captured.
   std::unique_ptr<Capture> Begin(const ExecutionInfo& info);
   // Ends it. `failed`: the execution failed (ON_FAIL writes only then).
@@ -88,7 +124,18 @@ class Profiler {
   // Writes the session traces that changed; returns the files written.
   std::vector<std::string> Flush();
 
+  // The device trace of every execution captured so far (session mode),
+  // written whole to `path` (temporary file + rename).
+  absl::Status WriteDeviceTrace(const std::string& path);
+  // The latest execution of `core` (latest_per_core); NotFound when none.
+  absl::Status WriteLatest(int core, const std::string& path);
+  // System-trace events (loads, transfers, ...) for the system profile.
+  void AddSystemEvents(const std::vector<SysEvent>& events);
+  void RecordMemory(const MemoryEvent& event);
+
   const std::string& output_dir() const { return dir_; }
+  const config::RuntimeConfig& config() const { return config_; }
+  const ProfilerOptions& options() const { return options_; }
 
  private:
   struct NeffState {
@@ -102,13 +149,18 @@ class Profiler {
   void AddDevice(Trace& trace, Capture& c, bool name_tracks);
   void AddSystem(Trace& trace, Capture& c);
 
+  void NameDeviceTracks(Trace& trace, int device, int core);
+
   const config::RuntimeConfig config_;
+  const ProfilerOptions options_;
   const std::string dir_;
   std::mutex mu_;
   std::map<std::string, NeffState> neffs_;
   std::unique_ptr<Trace> session_device_, system_;
   bool session_dirty_ = false, system_dirty_ = false;
   std::map<int, bool> session_named_cores_;
+  std::map<int, std::unique_ptr<Trace>> latest_;  // latest_per_core
+  std::map<int, uint64_t> memory_in_use_;         // per core
   std::map<int, uint64_t> system_events_per_core_;
   uint64_t system_dropped_ = 0, system_dropped_reported_ = 0;
 };

@@ -17,7 +17,9 @@
 
 namespace neuron::runtime {
 
-Model::Model(std::unique_ptr<ModelState> state) : state_(std::move(state)) {}
+Model::Model(std::unique_ptr<ModelState> state) : state_(std::move(state)) {
+  ObserveLoad(*state_);
+}
 
 Model::~Model() {
   if (state_ == nullptr) return;
@@ -25,7 +27,7 @@ Model::~Model() {
   std::lock_guard<std::mutex> lock(state_->core->exec_mutex());
   for (const device::HbmBlock& b : state_->blocks) state_->core->Free(b);
   state_->core->Flush(/*force=*/true);
-  ObserveUnload();
+  ObserveUnload(*state_);
 }
 
 int Model::core_id() const { return state_->core->id(); }

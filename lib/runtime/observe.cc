@@ -6,6 +6,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -15,9 +17,11 @@
 #include "lib/dump/input_dump.h"
 #include "lib/dump/memlog.h"
 #include "lib/hlo/literal.h"
+#include "lib/hlo/opcode.h"
 #include "lib/log/log.h"
 #include "lib/neff/header.h"
 #include "lib/profile/profiler.h"
+#include "lib/profile/sys_trace.h"
 #include "lib/runtime/cli_npy.h"
 #include "lib/runtime/core.h"
 #include "lib/runtime/model_state.h"
@@ -44,6 +48,44 @@ std::string Absolute(const std::string& path) {
   return realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
 }
 
+// The collective instructions of each loaded model, found once (only when
+// the system trace wants "cc_running"), dropped at unload.
+std::mutex g_collectives_mu;
+std::map<const ModelState*, std::shared_ptr<const std::unordered_set<std::string>>>
+    g_collectives;  // guarded by g_collectives_mu
+
+std::shared_ptr<const std::unordered_set<std::string>> CollectivesOf(const ModelState& s) {
+  std::lock_guard<std::mutex> lock(g_collectives_mu);
+  auto& entry = g_collectives[&s];
+  if (entry == nullptr) {
+    auto names = std::make_shared<std::unordered_set<std::string>>();
+    if (s.program.module != nullptr) {
+      for (const hlo::Computation* comp : s.program.module->computations())
+        for (const hlo::Instruction* instr : comp->instructions())
+          if (hlo::IsCollective(instr->opcode())) names->insert(instr->name());
+    }
+    entry = std::move(names);
+  }
+  return entry;
+}
+
+uint64_t ModelDeviceBytes(const ModelState& s) {
+  uint64_t bytes = 0;
+  for (const device::HbmBlock& b : s.blocks) bytes += b.size;
+  return bytes;
+}
+
+void RecordModelMemory(const ModelState& s, bool alloc) {
+  profile::MemoryEvent m;
+  m.device = s.core->placement().device;
+  m.core = s.core->id();
+  m.name = absl::StrCat("model ", s.name);
+  m.bytes = ModelDeviceBytes(s);
+  m.alloc = alloc;
+  m.at_ns = profile::NowNs();
+  profile::Profiler::RecordMemoryAll(m);
+}
+
 }  // namespace
 
 ExecutionObserver::ExecutionObserver(ModelState& state,
@@ -52,8 +94,15 @@ ExecutionObserver::ExecutionObserver(ModelState& state,
     : s_(state), inputs_(inputs), outputs_(outputs) {
   const config::RuntimeConfig& cfg = *s_.config;
   track_position_ = CoreDumpsWanted(cfg);
-  profiler_ = profile::Profiler::ForConfig(cfg);
-  if (profiler_ != nullptr) {
+  begin_ns_ = profile::NowNs();
+  sys_exec_ = profile::SysTraceWanted("exec");
+  if (profile::SysTraceWanted("cc_running")) {
+    collectives_ = CollectivesOf(s_);
+    if (collectives_->empty()) collectives_.reset();
+  }
+  std::vector<std::shared_ptr<profile::Profiler>> profilers =
+      profile::Profiler::ForExecution(cfg);
+  if (!profilers.empty()) {
     profile::ExecutionInfo info;
     info.model = s_.name;
     info.neff_uuid = neff::FormatUuid(s_.neff.header.uuid);
@@ -64,19 +113,25 @@ ExecutionObserver::ExecutionObserver(ModelState& state,
       info.inputs.emplace_back(s_.inputs[i].name, s_.inputs[i].bytes);
     for (size_t i = 0; i < s_.outputs.size(); ++i)
       info.outputs.emplace_back(s_.outputs[i].name, s_.outputs[i].bytes);
-    capture_ = profiler_->Begin(info);
+    info.model_key = &s_.timings;  // what ProfileKey(model) gives
+    for (auto& p : profilers) {
+      std::unique_ptr<profile::Capture> capture = p->Begin(info);
+      if (capture != nullptr) captures_.emplace_back(std::move(p), std::move(capture));
+    }
   }
-  active_ = track_position_ || capture_ != nullptr;
+  active_ = track_position_ || !captures_.empty() || collectives_ != nullptr;
 }
 
 ExecutionObserver::~ExecutionObserver() = default;
 
 void ExecutionObserver::RunBegin() {
-  if (capture_) capture_->RunBegin();
+  run_begin_ns_ = profile::NowNs();
+  for (auto& [p, c] : captures_) c->RunBegin();
 }
 
 void ExecutionObserver::RunEnd() {
-  if (capture_) capture_->RunEnd();
+  run_end_ns_ = profile::NowNs();
+  for (auto& [p, c] : captures_) c->RunEnd();
 }
 
 void ExecutionObserver::StepBegin(const std::string& instruction) {
@@ -86,7 +141,9 @@ void ExecutionObserver::StepBegin(const std::string& instruction) {
     ++steps_started_;
     last_was_begin_ = true;
   }
-  if (capture_) capture_->StepBegin(instruction);
+  for (auto& [p, c] : captures_) c->StepBegin(instruction);
+  if (collectives_ != nullptr && collectives_->count(instruction))
+    cc_open_.emplace_back(&instruction, profile::NowNs());
 }
 
 void ExecutionObserver::StepEnd(const std::string& instruction) {
@@ -100,15 +157,41 @@ void ExecutionObserver::StepEnd(const std::string& instruction) {
     last_was_begin_ = false;
     if (depth_ > 0) --depth_;
   }
-  if (capture_) capture_->StepEnd(instruction);
+  for (auto& [p, c] : captures_) c->StepEnd(instruction);
+  if (!cc_open_.empty() && *cc_open_.back().first == instruction) {
+    profile::SysEvent e;
+    e.type = "cc_running";
+    e.name = instruction;
+    e.core = s_.core->id();
+    e.begin_ns = cc_open_.back().second;
+    e.end_ns = profile::NowNs();
+    e.args = {{"model", s_.name}};
+    cc_open_.pop_back();
+    profile::RecordSysEvent(std::move(e));
+  }
 }
 
 void ExecutionObserver::Finish(NRT_STATUS status, bool failed, const std::string& message,
                                const std::string& first_nonfinite) {
-  if (profiler_ != nullptr && capture_ != nullptr) {
-    profiler_->End(std::move(capture_), failed,
-                   failed ? absl::StrCat(nrt_get_status_name(status), ": ", message)
-                          : std::string(nrt_get_status_name(status)));
+  if (!captures_.empty()) {
+    const std::string text = failed ? absl::StrCat(nrt_get_status_name(status), ": ", message)
+                                    : std::string(nrt_get_status_name(status));
+    for (auto& [p, c] : captures_) p->End(std::move(c), failed, text);
+    captures_.clear();
+  }
+  if (sys_exec_) {
+    profile::SysEvent e;
+    e.type = "exec";
+    e.name = "execute";
+    e.core = s_.core->id();
+    e.begin_ns = begin_ns_;
+    e.end_ns = profile::NowNs();
+    e.args = {{"model", s_.name},
+              {"status", nrt_get_status_name(status)},
+              {"failed", failed},
+              {"run_begin_ns", run_begin_ns_},
+              {"run_end_ns", run_end_ns_}};
+    profile::RecordSysEvent(std::move(e));
   }
   const config::RuntimeConfig& cfg = *s_.config;
   const bool inputs = dump::WantsInputDump(cfg.dbg_dump_inputs_on_err, status, failed);
@@ -246,5 +329,90 @@ void ExecutionObserver::WriteDumps(NRT_STATUS status, bool failed, const std::st
 }
 
 void ObserveUnload() { profile::Profiler::FlushAll(); }
+
+void ObserveLoad(const ModelState& s) {
+  if (profile::SysTraceWanted("load")) {
+    profile::SysEvent e;
+    e.type = "load";
+    e.name = "model_load";
+    e.core = s.core->id();
+    e.end_ns = profile::NowNs();
+    e.begin_ns = e.end_ns - static_cast<int64_t>(s.timings.total_ms * 1e6);
+    e.args = {{"model", s.name},
+              {"device_bytes", ModelDeviceBytes(s)},
+              {"inputs", s.inputs.size()},
+              {"outputs", s.outputs.size()}};
+    profile::RecordSysEvent(std::move(e));
+  }
+  RecordModelMemory(s, /*alloc=*/true);
+}
+
+void ObserveUnload(const ModelState& s) {
+  if (profile::SysTraceWanted("unload")) {
+    profile::SysEvent e;
+    e.type = "unload";
+    e.name = "model_unload";
+    e.core = s.core->id();
+    e.begin_ns = e.end_ns = profile::NowNs();
+    e.args = {{"model", s.name}, {"device_bytes", ModelDeviceBytes(s)}};
+    profile::RecordSysEvent(std::move(e));
+  }
+  RecordModelMemory(s, /*alloc=*/false);
+  {
+    std::lock_guard<std::mutex> lock(g_collectives_mu);
+    g_collectives.erase(&s);
+  }
+  ObserveUnload();
+}
+
+TensorOpScope::TensorOpScope(const char* op, const TensorBuffer* a, const TensorBuffer* b,
+                             uint64_t bytes)
+    : op_(op), bytes_(bytes) {
+  if (!profile::SysTraceWanted("tensor")) return;
+  if (a != nullptr && a->on_device()) {
+    tensor_ = a;
+  } else if (b != nullptr && b->on_device()) {
+    tensor_ = b;
+  }
+  if (tensor_ != nullptr) begin_ns_ = profile::NowNs();
+}
+
+TensorOpScope::~TensorOpScope() {
+  if (tensor_ == nullptr) return;
+  profile::SysEvent e;
+  e.type = "tensor";
+  e.name = op_;
+  e.core = tensor_->core_id();
+  e.begin_ns = begin_ns_;
+  e.end_ns = profile::NowNs();
+  e.args = {{"tensor", tensor_->name()}, {"bytes", bytes_}};
+  profile::RecordSysEvent(std::move(e));
+}
+
+// Model keeps its state private; the address of its timings is inside it,
+// unique while the model is loaded.
+const void* ProfileKey(const Model& model) { return &model.timings(); }
+
+void ObserveDeviceMemory(const TensorBuffer& tensor, bool alloc) {
+  const device::HbmBlock* block = tensor.block();
+  if (!tensor.on_device() || block == nullptr) return;
+  if (profile::SysTraceWanted("memory")) {
+    profile::SysEvent e;
+    e.type = "memory";
+    e.name = alloc ? "device_alloc" : "device_free";
+    e.core = tensor.core_id();
+    e.begin_ns = e.end_ns = profile::NowNs();
+    e.args = {{"tensor", tensor.name()}, {"bytes", block->size}};
+    profile::RecordSysEvent(std::move(e));
+  }
+  profile::MemoryEvent m;
+  m.device = tensor.core()->placement().device;
+  m.core = tensor.core_id();
+  m.name = tensor.name();
+  m.bytes = block->size;
+  m.alloc = alloc;
+  m.at_ns = profile::NowNs();
+  profile::Profiler::RecordMemoryAll(m);
+}
 
 }  // namespace neuron::runtime

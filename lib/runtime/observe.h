@@ -1,7 +1,9 @@
 // Observing one execution for profiling (lib/profile) and failure
 // forensics (lib/dump): Model::Execute makes one ExecutionObserver per
 // execution; it costs nothing beyond a few branches unless a profile, an
-// input dump or a core dump could be wanted.
+// input dump or a core dump could be wanted. The Observe* hooks feed the
+// system trace (lib/profile/sys_trace.h) and the C API's profilers with
+// loads, unloads, device tensor transfers and device memory.
 //
 // On a failing execution (an error status, or a numerical error under
 // NEURON_FAIL_ON_NAN): input dumps (NEURON_RT_DBG_DUMP_INPUTS_ON_ERR), the
@@ -10,8 +12,11 @@
 #ifndef NEURON_LIB_RUNTIME_OBSERVE_H_
 #define NEURON_LIB_RUNTIME_OBSERVE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "lib/kernels/executable.h"
@@ -24,6 +29,7 @@ class Profiler;
 
 namespace neuron::runtime {
 
+class Model;
 struct ModelState;
 class TensorBuffer;
 
@@ -51,8 +57,14 @@ class ExecutionObserver : public kernels::StepObserver {
   ModelState& s_;
   const std::vector<const TensorBuffer*>& inputs_;
   const std::vector<TensorBuffer*>& outputs_;
-  profile::Profiler* profiler_ = nullptr;
-  std::unique_ptr<profile::Capture> capture_;
+  // Every profiler this execution goes to, each with its capture.
+  std::vector<std::pair<std::shared_ptr<profile::Profiler>, std::unique_ptr<profile::Capture>>>
+      captures_;
+  // System trace: the execution's span, and collectives inside it.
+  bool sys_exec_ = false;
+  int64_t begin_ns_ = 0, run_begin_ns_ = 0, run_end_ns_ = 0;
+  std::shared_ptr<const std::unordered_set<std::string>> collectives_;
+  std::vector<std::pair<const std::string*, int64_t>> cc_open_;
   bool track_position_ = false;
   bool active_ = false;
   bool last_was_begin_ = false;
@@ -66,6 +78,37 @@ class ExecutionObserver : public kernels::StepObserver {
 
 // A model is being unloaded: session profiles are written.
 void ObserveUnload();
+
+// A model was loaded / is about to be unloaded (system trace "load" and
+// "unload", and its device memory for nrt_trace_start(trace_mem)).
+// ObserveUnload(state) also writes session profiles.
+void ObserveLoad(const ModelState& state);
+void ObserveUnload(const ModelState& state);
+
+// A transfer to, from or within device memory (system trace "tensor"):
+// records `op` on the core of the first device tensor of `a`, `b` when it
+// goes out of scope. Host-only copies are not recorded.
+class TensorOpScope {
+ public:
+  TensorOpScope(const char* op, const TensorBuffer* a, const TensorBuffer* b, uint64_t bytes);
+  ~TensorOpScope();
+  TensorOpScope(const TensorOpScope&) = delete;
+  TensorOpScope& operator=(const TensorOpScope&) = delete;
+
+ private:
+  const char* op_;
+  const TensorBuffer* tensor_ = nullptr;
+  uint64_t bytes_;
+  int64_t begin_ns_ = 0;
+};
+
+// What identifies a loaded model to profilers (ExecutionInfo::model_key),
+// for profiles of one model's executions (nrt_profile_start).
+const void* ProfileKey(const Model& model);
+
+// A device tensor's memory was allocated or is about to be freed (system
+// trace "memory", nrt_trace_start(trace_mem)). Host memory is ignored.
+void ObserveDeviceMemory(const TensorBuffer& tensor, bool alloc);
 
 }  // namespace neuron::runtime
 

@@ -9,6 +9,22 @@
 
 namespace neuron::runtime {
 
+absl::StatusOr<PlatformView> ProbePlatform(const config::EnvLookup& env) {
+  PlatformView view;
+  absl::StatusOr<const device::InstanceType*> instance = device::SelectInstanceType(env);
+  if (!instance.ok()) return RtError(NRT_INVALID, std::string(instance.status().message()));
+  view.instance = *instance;
+  const config::Resolution resolution =
+      config::Resolve(env, device::PlatformFactsFor(**instance));
+  if (!resolution.ok()) return RtError(resolution.init_status, resolution.init_error);
+  absl::StatusOr<device::LogicalCoreMap> map =
+      device::LogicalCoreMap::Create(**instance, resolution.config.logical_nc_config);
+  if (!map.ok()) return RtError(NRT_INVALID, std::string(map.status().message()));
+  view.core_map = *map;
+  view.visible_cores = resolution.config.visible_cores;
+  return view;
+}
+
 absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Init(InitOptions options) {
   std::unique_ptr<Runtime> rt(new Runtime());
   absl::StatusOr<const device::InstanceType*> instance =

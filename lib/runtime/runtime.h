@@ -46,6 +46,15 @@ struct InitOptions {
   bool configure_logging = true;
 };
 
+// What the environment makes of the instance, without taking any core:
+// for the calls libnrt answers before nrt_init (core counts, instance).
+struct PlatformView {
+  const device::InstanceType* instance = nullptr;
+  device::LogicalCoreMap core_map = *device::LogicalCoreMap::Create(1, 1, 1);
+  std::vector<int> visible_cores;  // NEURON_RT_VISIBLE_CORES, resolved
+};
+absl::StatusOr<PlatformView> ProbePlatform(const config::EnvLookup& env);
+
 class Runtime {
  public:
   // Resolves the configuration (a configuration that must fail nrt_init

@@ -31,7 +31,17 @@ std::unique_ptr<TensorBuffer> TensorBuffer::AllocateHost(uint64_t size, std::str
   return t;
 }
 
+std::unique_ptr<TensorBuffer> TensorBuffer::View(void* data, uint64_t size, std::string name,
+                                               Core* core) {
+  std::unique_ptr<TensorBuffer> t(new TensorBuffer(std::move(name), size));
+  t->data_ = data;
+  t->core_ = core;
+  t->owned_ = false;
+  return t;
+}
+
 TensorBuffer::~TensorBuffer() {
+  if (!owned_) return;
   if (core_ != nullptr) {
     core_->Free(block_);
   } else {

@@ -25,6 +25,11 @@ class TensorBuffer {
                                                                       std::string name);
   // `size` bytes of host memory (64-byte aligned, zeroed).
   static std::unique_ptr<TensorBuffer> AllocateHost(uint64_t size, std::string name);
+  // A tensor over memory someone else owns (a caller's buffer, or part of
+  // another tensor; `core` is that tensor's core or null for host memory).
+  // The memory must outlive the view; it is never freed by it.
+  static std::unique_ptr<TensorBuffer> View(void* data, uint64_t size, std::string name,
+                                            Core* core = nullptr);
   ~TensorBuffer();
   TensorBuffer(const TensorBuffer&) = delete;
   TensorBuffer& operator=(const TensorBuffer&) = delete;
@@ -34,6 +39,10 @@ class TensorBuffer {
   // The logical core whose HBM holds it; -1 for host memory.
   int core_id() const;
   bool on_device() const { return core_ != nullptr; }
+  Core* core() const { return core_; }  // null for host memory
+  // The HBM block of a device tensor that owns its memory (nullptr for
+  // host memory and views).
+  const device::HbmBlock* block() const { return core_ != nullptr && owned_ ? &block_ : nullptr; }
   void* data() { return data_; }
   const void* data() const { return data_; }
 
@@ -51,6 +60,7 @@ class TensorBuffer {
   void* data_ = nullptr;
   Core* core_ = nullptr;          // set for device tensors
   device::HbmBlock block_{};      // the HBM block of a device tensor
+  bool owned_ = true;             // false for views: nothing to free
 };
 
 }  // namespace neuron::runtime
