@@ -19,6 +19,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -111,11 +112,13 @@ struct Queue {
   std::thread worker;
 };
 
-std::mutex g_mu;
-std::map<nrta_xu_id_t, std::shared_ptr<Queue>> g_queues;  // guarded by g_mu
-std::map<int, uint64_t> g_compute_in_flight;  // per core: queued + running; guarded by g_mu
+// Never destroyed: a program may exit without nrt_close while workers
+// still wait on these (destroying a joinable thread would abort it).
+std::mutex& g_mu = *new std::mutex;
+auto& g_queues = *new std::map<nrta_xu_id_t, std::shared_ptr<Queue>>;  // guarded by g_mu
+auto& g_compute_in_flight = *new std::map<int, uint64_t>;  // per core: queued + running; g_mu
 
-std::mutex g_callback_mu;
+std::mutex& g_callback_mu = *new std::mutex;
 NRT_ASYNC_EXEC_STATUS_CALLBACK g_callback = nullptr;  // guarded by g_callback_mu
 void* g_callback_params = nullptr;                    // guarded by g_callback_mu
 
@@ -228,6 +231,19 @@ NRT_STATUS Enqueue(const char* function, runtime::Runtime& rt, int core, nrta_xu
   std::shared_ptr<Queue> q;
   {
     std::lock_guard<std::mutex> lock(g_mu);
+    std::shared_ptr<Queue>& slot = g_queues[id];
+    if (slot == nullptr) {
+      auto fresh = std::make_shared<Queue>(core, kind, queue);
+      try {
+        fresh->worker = std::thread(Work, fresh);
+      } catch (const std::system_error& e) {
+        g_queues.erase(id);
+        return Fail(NRT_RESOURCE, absl::StrFormat("%s: cannot start the %s worker of core %d: %s",
+                                                  function, XuName(kind), core, e.what()));
+      }
+      slot = std::move(fresh);
+    }
+    q = slot;
     if (kind == NRTA_XU_COMPUTE) {
       const uint64_t limit = std::max<uint64_t>(1, rt.config().xu_max_queued_requests);
       uint64_t& in_flight = g_compute_in_flight[core];
@@ -239,12 +255,6 @@ NRT_STATUS Enqueue(const char* function, runtime::Runtime& rt, int core, nrta_xu
       }
       ++in_flight;
     }
-    std::shared_ptr<Queue>& slot = g_queues[id];
-    if (slot == nullptr) {
-      slot = std::make_shared<Queue>(core, kind, queue);
-      slot->worker = std::thread(Work, slot);
-    }
-    q = slot;
   }
   {
     std::lock_guard<std::mutex> lock(q->mu);
@@ -496,7 +506,11 @@ NRT_STATUS nrta_cc_schedule(nrt_cc_context_t** cc_ctx, int queue, nrta_error_tra
     return rt.status();
   }
   Request r;
-  r.run = [ctx] { return RunCollective(ctx); };
+  r.run = [ctx] {
+    const NRT_STATUS status = RunCollective(ctx);
+    FreeCollective(ctx);  // RunCollective leaves the context to its owner: us
+    return status;
+  };
   r.abandon = [ctx] { FreeCollective(ctx); };
   NRT_STATUS s = Enqueue(kFn, *rt, CollectiveContextVnc(ctx), NRTA_XU_COLLECTIVES, queue, err,
                          std::move(r), req_sequence);

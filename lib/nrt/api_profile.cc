@@ -116,7 +116,7 @@ NRT_STATUS WriteTrace(const char* function, Profiler& profiler, const std::strin
 }
 
 bool FileExists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return stat(path.c_str(), &st) == 0;
 }
 
@@ -126,8 +126,8 @@ NRT_STATUS BeginInspectLocked(const char* function, const config::RuntimeConfig&
                               int core_count) {
   auto session = std::make_shared<Profiler>(config);
   if (absl::Status s = Profiler::BeginSession(session); !s.ok()) {
-    return Fail(NRT_INVALID, absl::StrFormat("%s: %s (call nrt_inspect_stop first)", function,
-                                             s.message()));
+    return Fail(NRT_INVALID,
+                absl::StrFormat("%s: %s (call nrt_inspect_stop first)", function, s.message()));
   }
   // The session's system profile also gets the runtime's events (loads,
   // transfers, memory), filtered as the profile is.
@@ -177,7 +177,8 @@ NRT_STATUS AllocateNameArray(const char* function, const std::vector<std::string
     return Fail(NRT_INVALID, absl::StrFormat("%s: null result pointer", function));
   }
   auto** array = static_cast<const char**>(std::calloc(names.size() + 1, sizeof(char*)));
-  if (array == nullptr) return Fail(NRT_RESOURCE, absl::StrFormat("%s: out of host memory", function));
+  if (array == nullptr)
+    return Fail(NRT_RESOURCE, absl::StrFormat("%s: out of host memory", function));
   for (size_t i = 0; i < names.size(); ++i) {
     array[i] = strdup(names[i].c_str());
     if (array[i] == nullptr) {
@@ -190,7 +191,6 @@ NRT_STATUS AllocateNameArray(const char* function, const std::vector<std::string
   *count = names.size();
   return NRT_SUCCESS;
 }
-
 
 void ShutdownProfiling() {
   std::lock_guard<std::mutex> lock(g_mu);
@@ -276,7 +276,8 @@ NRT_STATUS nrt_profile_continuous_options_set_output_dir(nrt_profile_continuous_
     return Fail(NRT_INVALID, "nrt_profile_continuous_options_set_output_dir: null options");
   }
   if (output_dir == nullptr || *output_dir == '\0') {
-    return Fail(NRT_INVALID, "nrt_profile_continuous_options_set_output_dir: empty output directory");
+    return Fail(NRT_INVALID,
+                "nrt_profile_continuous_options_set_output_dir: empty output directory");
   }
   options->output_dir = output_dir;
   return NRT_SUCCESS;
@@ -288,7 +289,8 @@ NRT_STATUS nrt_profile_continuous_start(nrt_profile_continuous_options_t* option
   if (!rt.ok()) return rt.status();
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_continuous != nullptr) {
-    return Fail(NRT_INVALID, "nrt_profile_continuous_start: continuous profiling is already started");
+    return Fail(NRT_INVALID,
+                "nrt_profile_continuous_start: continuous profiling is already started");
   }
   // As the SDK documents: not while inspect device profiling is on.
   const neuron::config::RuntimeConfig& cfg = rt->config();
@@ -381,7 +383,8 @@ NRT_STATUS nrt_inspect_stop(void) {
 }
 
 NRT_STATUS nrt_inspect_config_allocate(nrt_inspect_config_t** options) {
-  if (options == nullptr) return Fail(NRT_INVALID, "nrt_inspect_config_allocate: null result pointer");
+  if (options == nullptr)
+    return Fail(NRT_INVALID, "nrt_inspect_config_allocate: null result pointer");
   *options = new nrt_inspect_config;
   nrt_inspect_config_set_defaults(*options);
   return NRT_SUCCESS;
@@ -400,13 +403,16 @@ NRT_STATUS nrt_inspect_config_free(nrt_inspect_config_t* options) {
 }
 
 NRT_STATUS nrt_inspect_config_set_session_id(nrt_inspect_config_t* options, int session_id) {
-  if (options == nullptr) return Fail(NRT_INVALID, "nrt_inspect_config_set_session_id: null options");
+  if (options == nullptr)
+    return Fail(NRT_INVALID, "nrt_inspect_config_set_session_id: null options");
   options->session_id = session_id;  // kept for the SDK's API; files are named by pid
   return NRT_SUCCESS;
 }
 
-NRT_STATUS nrt_inspect_config_set_output_dir(nrt_inspect_config_t* options, const char* output_dir) {
-  if (options == nullptr) return Fail(NRT_INVALID, "nrt_inspect_config_set_output_dir: null options");
+NRT_STATUS nrt_inspect_config_set_output_dir(nrt_inspect_config_t* options,
+                                             const char* output_dir) {
+  if (options == nullptr)
+    return Fail(NRT_INVALID, "nrt_inspect_config_set_output_dir: null options");
   if (output_dir == nullptr || *output_dir == '\0') {
     return Fail(NRT_INVALID, "nrt_inspect_config_set_output_dir: empty output directory");
   }
@@ -414,8 +420,8 @@ NRT_STATUS nrt_inspect_config_set_output_dir(nrt_inspect_config_t* options, cons
   return NRT_SUCCESS;
 }
 
-NRT_STATUS nrt_inspect_config_set_sys_trace_max_events_per_nc(nrt_inspect_config_t* options,
-                                                              uint64_t sys_trace_max_events_per_nc) {
+NRT_STATUS nrt_inspect_config_set_sys_trace_max_events_per_nc(
+    nrt_inspect_config_t* options, uint64_t sys_trace_max_events_per_nc) {
   if (options == nullptr) {
     return Fail(NRT_INVALID, "nrt_inspect_config_set_sys_trace_max_events_per_nc: null options");
   }
@@ -423,8 +429,8 @@ NRT_STATUS nrt_inspect_config_set_sys_trace_max_events_per_nc(nrt_inspect_config
   return NRT_SUCCESS;
 }
 
-NRT_STATUS nrt_inspect_config_set_capture_enabled_for_nc(nrt_inspect_config_t* options, uint32_t nc_idx,
-                                                         bool enabled) {
+NRT_STATUS nrt_inspect_config_set_capture_enabled_for_nc(nrt_inspect_config_t* options,
+                                                         uint32_t nc_idx, bool enabled) {
   if (options == nullptr) {
     return Fail(NRT_INVALID, "nrt_inspect_config_set_capture_enabled_for_nc: null options");
   }
@@ -436,9 +442,8 @@ NRT_STATUS nrt_inspect_config_set_capture_enabled_for_nc(nrt_inspect_config_t* o
   return NRT_SUCCESS;
 }
 
-NRT_STATUS nrt_inspect_config_set_capture_enabled_for_event_type_string(nrt_inspect_config_t* options,
-                                                                       const char* event_type,
-                                                                       bool enabled) {
+NRT_STATUS nrt_inspect_config_set_capture_enabled_for_event_type_string(
+    nrt_inspect_config_t* options, const char* event_type, bool enabled) {
   const char* function = "nrt_inspect_config_set_capture_enabled_for_event_type_string";
   if (options == nullptr) return Fail(NRT_INVALID, absl::StrFormat("%s: null options", function));
   if (event_type == nullptr || !neuron::profile::IsSysTraceEventType(event_type)) {
@@ -455,8 +460,10 @@ NRT_STATUS nrt_inspect_config_set_capture_enabled_for_event_type_string(nrt_insp
   return NRT_SUCCESS;
 }
 
-NRT_STATUS nrt_inspect_config_set_enable_inspect(nrt_inspect_config_t* options, bool enable_inspect) {
-  if (options == nullptr) return Fail(NRT_INVALID, "nrt_inspect_config_set_enable_inspect: null options");
+NRT_STATUS nrt_inspect_config_set_enable_inspect(nrt_inspect_config_t* options,
+                                                 bool enable_inspect) {
+  if (options == nullptr)
+    return Fail(NRT_INVALID, "nrt_inspect_config_set_enable_inspect: null options");
   options->enable_inspect = enable_inspect;
   return NRT_SUCCESS;
 }
@@ -490,8 +497,8 @@ NRT_STATUS nrt_inspect_begin_with_options(nrt_inspect_config_t* options) {
     c.inspect_device_profile = DeviceProfileMode::kModel;
     c.inspect_system_profile = c.inspect_cpu_util = c.inspect_host_memory = false;
   } else if (o.enable_inspect) {
-    c.inspect_device_profile = on("device_profile") ? DeviceProfileMode::kModel
-                                                    : DeviceProfileMode::kDisabled;
+    c.inspect_device_profile =
+        on("device_profile") ? DeviceProfileMode::kModel : DeviceProfileMode::kDisabled;
     c.inspect_system_profile = on("system_profile");
     c.inspect_cpu_util = on("cpu_util");
     c.inspect_host_memory = on("host_memory");
@@ -516,13 +523,15 @@ NRT_STATUS nrt_inspect_begin_with_options(nrt_inspect_config_t* options) {
 }
 
 NRT_STATUS nrt_inspect_config_get_all_activity_types(const char*** activity_types, size_t* count) {
-  return AllocateNameArray("nrt_inspect_config_get_all_activity_types",
-                       std::vector<std::string>(std::begin(kActivityTypes), std::end(kActivityTypes)),
-                       activity_types, count);
+  return AllocateNameArray(
+      "nrt_inspect_config_get_all_activity_types",
+      std::vector<std::string>(std::begin(kActivityTypes), std::end(kActivityTypes)),
+      activity_types, count);
 }
 
 NRT_STATUS nrt_inspect_config_get_enabled_activity_types(nrt_inspect_config_t* options,
-                                                         const char*** activity_types, size_t* count) {
+                                                         const char*** activity_types,
+                                                         size_t* count) {
   if (options == nullptr) {
     return Fail(NRT_INVALID, "nrt_inspect_config_get_enabled_activity_types: null options");
   }
@@ -530,7 +539,7 @@ NRT_STATUS nrt_inspect_config_get_enabled_activity_types(nrt_inspect_config_t* o
   for (const char* a : kActivityTypes)
     if (options->activities.count(a)) names.push_back(a);
   return AllocateNameArray("nrt_inspect_config_get_enabled_activity_types", names, activity_types,
-                       count);
+                           count);
 }
 
 void nrt_inspect_config_free_activity_types(const char** activity_types, size_t count) {
@@ -550,10 +559,11 @@ NRT_STATUS nrt_inspect_config_set_activity(nrt_inspect_config_t* options, const 
              std::end(kActivityTypes)) {
     targets.push_back(type);
   } else {
-    return Fail(NRT_INVALID,
-                absl::StrFormat("nrt_inspect_config_set_activity: unknown activity type '%s' "
-                                "(valid: system_profile, device_profile, host_memory, cpu_util, all)",
-                                type));
+    return Fail(
+        NRT_INVALID,
+        absl::StrFormat("nrt_inspect_config_set_activity: unknown activity type '%s' "
+                        "(valid: system_profile, device_profile, host_memory, cpu_util, all)",
+                        type));
   }
   for (const std::string& t : targets) {
     if (enabled) {
@@ -570,7 +580,8 @@ NRT_STATUS nrt_trace_start(bool trace_mem) {
   if (!rt.ok()) return rt.status();
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_trace != nullptr) {
-    return Fail(NRT_INVALID, "nrt_trace_start: a trace is already being recorded (call nrt_trace_stop)");
+    return Fail(NRT_INVALID,
+                "nrt_trace_start: a trace is already being recorded (call nrt_trace_stop)");
   }
   ProfilerOptions o;
   o.memory = trace_mem;

@@ -72,7 +72,8 @@ using namespace neuron::nrt_api;  // NOLINT: the C API is this file's whole job
 extern "C" {
 
 NRT_STATUS nrt_sys_trace_config_allocate(nrt_sys_trace_config_t** options) {
-  if (options == nullptr) return Fail(NRT_INVALID, "nrt_sys_trace_config_allocate: null result pointer");
+  if (options == nullptr)
+    return Fail(NRT_INVALID, "nrt_sys_trace_config_allocate: null result pointer");
   *options = new nrt_sys_trace_config;
   return NRT_SUCCESS;
 }
@@ -88,8 +89,8 @@ void nrt_sys_trace_config_set_max_events_per_nc(nrt_sys_trace_config_t* options,
   if (options != nullptr) options->max_events_per_nc = max_events_per_nc;
 }
 
-void nrt_sys_trace_config_set_capture_enabled_for_nc(nrt_sys_trace_config_t* options, uint32_t nc_idx,
-                                                     bool enabled) {
+void nrt_sys_trace_config_set_capture_enabled_for_nc(nrt_sys_trace_config_t* options,
+                                                     uint32_t nc_idx, bool enabled) {
   if (options == nullptr) return;
   if (enabled) {
     options->disabled_nc.erase(static_cast<int>(nc_idx));
@@ -183,7 +184,8 @@ void nrt_sys_trace_fetch_options_set_max_events_per_nc(nrt_sys_trace_fetch_optio
   if (options != nullptr) options->max_events_per_nc = max_events_per_nc;
 }
 
-void nrt_sys_trace_fetch_options_set_nc_idx(nrt_sys_trace_fetch_options_t* options, uint64_t nc_idx) {
+void nrt_sys_trace_fetch_options_set_nc_idx(nrt_sys_trace_fetch_options_t* options,
+                                            uint64_t nc_idx) {
   if (options != nullptr) options->nc_idx = static_cast<int>(nc_idx);
 }
 
@@ -198,8 +200,9 @@ NRT_STATUS nrt_sys_trace_fetch_events(char** buffer, size_t* written_size,
   {
     std::lock_guard<std::mutex> lock(g_mu);
     if (g_trace == nullptr) {
-      return Fail(NRT_INVALID,
-                  "nrt_sys_trace_fetch_events: the system trace is not started (nrt_sys_trace_start)");
+      return Fail(
+          NRT_INVALID,
+          "nrt_sys_trace_fetch_events: the system trace is not started (nrt_sys_trace_start)");
     }
     text = neuron::profile::SysEventsJson(g_trace->Take(o.nc_idx, o.max_events_per_nc),
                                           g_trace->Dropped());

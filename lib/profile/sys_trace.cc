@@ -55,8 +55,7 @@ void SysTrace::Close() {
 }
 
 bool SysTrace::Wants(std::string_view type, int core) const {
-  return !options_.disabled_cores.count(core) &&
-         !options_.disabled_types.count(std::string(type));
+  return !options_.disabled_cores.count(core) && !options_.disabled_types.count(std::string(type));
 }
 
 void SysTrace::Add(const SysEvent& event) {
@@ -74,8 +73,7 @@ std::vector<SysEvent> SysTrace::Take(std::optional<int> core, uint64_t max_per_c
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [c, ring] : rings_) {
     if (core.has_value() && c != *core) continue;
-    const size_t n = max_per_core == 0 ? ring.size()
-                                       : std::min<size_t>(ring.size(), max_per_core);
+    const size_t n = max_per_core == 0 ? ring.size() : std::min<size_t>(ring.size(), max_per_core);
     std::move(ring.begin(), ring.begin() + n, std::back_inserter(out));
     ring.erase(ring.begin(), ring.begin() + n);
   }

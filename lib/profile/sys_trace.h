@@ -34,10 +34,10 @@ const std::vector<std::string>& SysTraceEventTypes();
 bool IsSysTraceEventType(std::string_view type);
 
 struct SysEvent {
-  uint64_t seq = 0;   // process-wide order of recording
-  std::string type;   // one of SysTraceEventTypes()
-  std::string name;   // what happened: "model_load", "tensor_read", ...
-  int core = 0;       // logical NeuronCore
+  uint64_t seq = 0;                  // process-wide order of recording
+  std::string type;                  // one of SysTraceEventTypes()
+  std::string name;                  // what happened: "model_load", "tensor_read", ...
+  int core = 0;                      // logical NeuronCore
   int64_t begin_ns = 0, end_ns = 0;  // NowNs(); equal for an instant
   uint64_t thread_id = 0;            // the host thread (gettid)
   nlohmann::json args = nlohmann::json::object();
@@ -47,8 +47,8 @@ struct SysTraceOptions {
   // Ring capacity per core; beyond it the oldest events are dropped.
   // 0: unbounded.
   uint64_t max_events_per_nc = 0;
-  std::set<int> disabled_cores;           // no ring, no events
-  std::set<std::string> disabled_types;   // names of SysTraceEventTypes()
+  std::set<int> disabled_cores;          // no ring, no events
+  std::set<std::string> disabled_types;  // names of SysTraceEventTypes()
 };
 
 class SysTrace {

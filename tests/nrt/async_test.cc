@@ -167,16 +167,26 @@ class AsyncTest : public ::testing::Test {
 };
 
 TEST_F(AsyncTest, NeedsTheRuntime) {
+  // Before any nrt_init this process made: UNINITIALIZED; after an earlier
+  // test's nrt_close: CLOSED.
+  auto not_running = [](NRT_STATUS s) { return s == NRT_UNINITIALIZED || s == NRT_CLOSED; };
   nrta_seq_t seq = 0;
-  EXPECT_EQ(nrta_get_sequence(0, NRTA_XU_COMPUTE, 0, &seq), NRT_UNINITIALIZED);
+  EXPECT_TRUE(not_running(nrta_get_sequence(0, NRTA_XU_COMPUTE, 0, &seq)));
   nrta_error_tracker_t* e = nullptr;
-  EXPECT_EQ(nrta_error_tracker_create(0, &e), NRT_UNINITIALIZED);
-  EXPECT_EQ(nrt_async_drain_queued_execs(0), NRT_UNINITIALIZED);
+  EXPECT_TRUE(not_running(nrta_error_tracker_create(0, &e)));
+  EXPECT_EQ(e, nullptr);
+  EXPECT_TRUE(not_running(nrt_async_drain_queued_execs(0)));
+  EXPECT_TRUE(not_running(nrt_register_async_exec_callback(nullptr, nullptr)));
   Init();
   nrt_close();
   EXPECT_EQ(nrta_get_sequence(0, NRTA_XU_COMPUTE, 0, &seq), NRT_CLOSED);
   bool done = false;
   EXPECT_EQ(nrta_is_completed(1, &done), NRT_CLOSED);
+  int fd = -1;
+  EXPECT_EQ(nrta_get_completion_handle(1, &fd), NRT_CLOSED);
+  float buf[2];
+  EXPECT_EQ(nrta_tensor_read(buf, nullptr, 0, 0, 0, nullptr, &seq), NRT_CLOSED);
+  EXPECT_EQ(nrt_async_drain_queued_execs(0), NRT_CLOSED);
 }
 
 TEST_F(AsyncTest, WriteExecuteReadChain) {
@@ -582,6 +592,28 @@ TEST_F(AsyncTest, CloseWithRequestsPendingRunsThem) {
   ASSERT_EQ(nrta_tensor_write(t, a, 0, sizeof a, 0, nullptr, &seq), NRT_SUCCESS);
   EXPECT_EQ(NRTA_SEQ_GET_SEQ_NUM(seq), 1u);
   ASSERT_TRUE(WaitFor(seq));
+}
+
+// A program that exits with work queued and without nrt_close exits
+// normally: workers still running at exit must not abort or crash it.
+TEST_F(AsyncTest, ExitWithoutClose) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        if (nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") != NRT_SUCCESS) std::exit(2);
+        nrt_tensor_t* t = nullptr;
+        if (nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_HOST, 0, 4096, "t", &t) != NRT_SUCCESS) {
+          std::exit(3);
+        }
+        static char buf[4096];
+        for (int i = 0; i < 100; ++i) {
+          if (nrta_tensor_write(t, buf, 0, sizeof buf, i % 4, nullptr, nullptr) != NRT_SUCCESS) {
+            std::exit(4);
+          }
+        }
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(AsyncTest, CloseWithNothingStarted) {

@@ -38,8 +38,9 @@ TEST_F(NrtApiTest, LifecycleAndVersion) {
   ASSERT_EQ(nrt_get_visible_vnc_count(&count), NRT_SUCCESS) << nrt_get_last_error();
   EXPECT_EQ(count, 2u);
   nrt_tensor_t* tensor = nullptr;
-  EXPECT_EQ(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &tensor),
-            NRT_UNINITIALIZED);
+  // Before the first nrt_init, or after an earlier test's nrt_close.
+  const NRT_STATUS before = nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &tensor);
+  EXPECT_TRUE(before == NRT_UNINITIALIZED || before == NRT_CLOSED) << before;
   ASSERT_EQ(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS) << nrt_get_last_error();
   EXPECT_EQ(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_INVALID);
   EXPECT_NE(std::string(nrt_get_last_error()).find("already initialized"), std::string::npos);
