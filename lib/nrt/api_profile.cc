@@ -168,9 +168,6 @@ bool StopInspectLocked() {
 
 }  // namespace
 
-// An array of names for the caller, as nrt_profile.h and nrt_sys_trace.h
-// document: malloc'd strings in a malloc'd array, so free() works on each
-// (also used by api_sys_trace.cc).
 NRT_STATUS AllocateNameArray(const char* function, const std::vector<std::string>& names,
                              const char*** out, size_t* count) {
   if (out == nullptr || count == nullptr) {
@@ -189,6 +186,27 @@ NRT_STATUS AllocateNameArray(const char* function, const std::vector<std::string
   }
   *out = array;
   *count = names.size();
+  return NRT_SUCCESS;
+}
+
+void FreeNameArray(const char** names, size_t count) {
+  if (names == nullptr) return;
+  for (size_t i = 0; i < count; ++i) std::free(const_cast<char*>(names[i]));
+  std::free(names);
+}
+
+NRT_STATUS SetEventTypeCaptured(const char* function, const char* event_type, bool enabled,
+                                std::set<std::string>* disabled) {
+  if (event_type == nullptr || !profile::IsSysTraceEventType(event_type)) {
+    return Fail(NRT_INVALID, absl::StrFormat("%s: unknown event type '%s' (valid: %s)", function,
+                                             event_type != nullptr ? event_type : "(null)",
+                                             absl::StrJoin(profile::SysTraceEventTypes(), ", ")));
+  }
+  if (enabled) {
+    disabled->erase(event_type);
+  } else {
+    disabled->insert(event_type);
+  }
   return NRT_SUCCESS;
 }
 
@@ -446,18 +464,7 @@ NRT_STATUS nrt_inspect_config_set_capture_enabled_for_event_type_string(
     nrt_inspect_config_t* options, const char* event_type, bool enabled) {
   const char* function = "nrt_inspect_config_set_capture_enabled_for_event_type_string";
   if (options == nullptr) return Fail(NRT_INVALID, absl::StrFormat("%s: null options", function));
-  if (event_type == nullptr || !neuron::profile::IsSysTraceEventType(event_type)) {
-    return Fail(NRT_INVALID,
-                absl::StrFormat("%s: unknown event type '%s' (valid: %s)", function,
-                                event_type != nullptr ? event_type : "(null)",
-                                absl::StrJoin(neuron::profile::SysTraceEventTypes(), ", ")));
-  }
-  if (enabled) {
-    options->disabled_event_types.erase(event_type);
-  } else {
-    options->disabled_event_types.insert(event_type);
-  }
-  return NRT_SUCCESS;
+  return SetEventTypeCaptured(function, event_type, enabled, &options->disabled_event_types);
 }
 
 NRT_STATUS nrt_inspect_config_set_enable_inspect(nrt_inspect_config_t* options,
@@ -543,9 +550,7 @@ NRT_STATUS nrt_inspect_config_get_enabled_activity_types(nrt_inspect_config_t* o
 }
 
 void nrt_inspect_config_free_activity_types(const char** activity_types, size_t count) {
-  if (activity_types == nullptr) return;
-  for (size_t i = 0; i < count; ++i) std::free(const_cast<char*>(activity_types[i]));
-  std::free(activity_types);
+  FreeNameArray(activity_types, count);
 }
 
 NRT_STATUS nrt_inspect_config_set_activity(nrt_inspect_config_t* options, const char* activity_type,

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -123,6 +124,17 @@ NRT_STATUS ExecuteModel(nrt_model* model, const TensorSet& inputs, TensorSet& ou
 int CollectiveContextVnc(const nrt_cc_context_t* ctx);
 NRT_STATUS RunCollective(nrt_cc_context_t* ctx);
 void FreeCollective(nrt_cc_context_t* ctx);
+
+// Name lists handed to callers (api_profile.cc, used by api_sys_trace.cc):
+// malloc'd strings in a malloc'd array, as nrt_profile.h and
+// nrt_sys_trace.h document, so free() works on each; and their release.
+NRT_STATUS AllocateNameArray(const char* function, const std::vector<std::string>& names,
+                             const char*** out, size_t* count);
+void FreeNameArray(const char** names, size_t count);
+// Adds `event_type` to / removes it from a set of disabled system-trace
+// event types; an unknown type is NRT_INVALID listing the known ones.
+NRT_STATUS SetEventTypeCaptured(const char* function, const char* event_type, bool enabled,
+                                std::set<std::string>* disabled);
 
 // NRT dtype of an HLO element type (NRT_DTYPE_UNKNOWN where none fits).
 nrt_dtype_t ToNrtDtype(hlo::ElementType type);

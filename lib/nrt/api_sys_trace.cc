@@ -49,10 +49,6 @@ struct nrt_sys_trace_fetch_options {
 
 namespace neuron::nrt_api {
 
-// api_profile.cc: malloc'd names for the caller.
-NRT_STATUS AllocateNameArray(const char* function, const std::vector<std::string>& names,
-                             const char*** out, size_t* count);
-
 namespace {
 
 std::mutex g_mu;
@@ -104,18 +100,7 @@ NRT_STATUS nrt_sys_trace_config_set_capture_enabled_for_event_type(nrt_sys_trace
                                                                    bool enabled) {
   const char* function = "nrt_sys_trace_config_set_capture_enabled_for_event_type";
   if (options == nullptr) return Fail(NRT_INVALID, absl::StrFormat("%s: null options", function));
-  if (event_type == nullptr || !neuron::profile::IsSysTraceEventType(event_type)) {
-    return Fail(NRT_INVALID,
-                absl::StrFormat("%s: unknown event type '%s' (valid: %s)", function,
-                                event_type != nullptr ? event_type : "(null)",
-                                absl::StrJoin(neuron::profile::SysTraceEventTypes(), ", ")));
-  }
-  if (enabled) {
-    options->disabled_types.erase(event_type);
-  } else {
-    options->disabled_types.insert(event_type);
-  }
-  return NRT_SUCCESS;
+  return SetEventTypeCaptured(function, event_type, enabled, &options->disabled_types);
 }
 
 NRT_STATUS nrt_sys_trace_get_event_types(const char*** event_types, size_t* count) {
@@ -124,9 +109,7 @@ NRT_STATUS nrt_sys_trace_get_event_types(const char*** event_types, size_t* coun
 }
 
 void nrt_sys_trace_free_event_types(const char** event_types, size_t count) {
-  if (event_types == nullptr) return;
-  for (size_t i = 0; i < count; ++i) std::free(const_cast<char*>(event_types[i]));
-  std::free(event_types);
+  FreeNameArray(event_types, count);
 }
 
 NRT_STATUS nrt_sys_trace_config_get_enabled_event_types(nrt_sys_trace_config_t* options,

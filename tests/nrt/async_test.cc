@@ -20,7 +20,7 @@
 #include "nrt/nrt.h"
 #include "nrt/nrt_async.h"
 #include "nrt/nrt_experimental.h"
-#include "tests/device/fast_temp_dir.h"
+#include "tests/nrt/nrt_test_env.h"
 #include "tests/runtime/test_neff.h"
 
 namespace {
@@ -89,26 +89,15 @@ struct Gate {
   }
 };
 
-class AsyncTest : public ::testing::Test {
+class AsyncTest : public neuron::testing::NrtTestEnv {
  protected:
-  void SetUp() override {
-    setenv("NEURON_SIM_ROOT", neuron::testing::FastTempDir().c_str(), 1);
-    setenv("NEURON_RT_LOG_LEVEL", "ERROR", 1);
-    neuron::log::SetSyslogSink([](int, std::string_view) {});
-  }
+  void SetUp() override { StartEnv(); }
   void TearDown() override {
     for (nrt_tensor_t*& t : tensors_) nrt_tensor_free(&t);
     for (nrt_tensor_set_t*& s : sets_) nrt_destroy_tensor_set(&s);
     for (nrta_error_tracker_t* e : trackers_) nrta_error_tracker_destroy(e);
     if (model_ != nullptr) nrt_unload(model_);
-    nrt_close();
-    for (const char* v :
-         {"NEURON_SIM_ROOT", "NEURON_RT_LOG_LEVEL", "NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS",
-          "NEURON_RT_NUMERICAL_ERRORS_VERBOSITY"}) {
-      unsetenv(v);
-    }
-    neuron::log::SetSyslogSink(nullptr);
-    neuron::log::ConfigureDefaults();
+    EndEnv({"NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS", "NEURON_RT_NUMERICAL_ERRORS_VERBOSITY"});
   }
 
   void Init() {

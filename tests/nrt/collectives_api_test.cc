@@ -27,7 +27,7 @@
 #include "nrt/nrt_async.h"
 #include "nrt/nrt_async_sendrecv.h"
 #include "nrt/nrt_experimental.h"
-#include "tests/device/fast_temp_dir.h"
+#include "tests/nrt/nrt_test_env.h"
 #include "tests/runtime/test_neff.h"
 
 namespace {
@@ -166,22 +166,12 @@ ENTRY main {
 }
 )";
 
-class CollectivesApiTest : public ::testing::Test {
+class CollectivesApiTest : public neuron::testing::NrtTestEnv {
  protected:
-  void SetUp() override {
-    setenv("NEURON_SIM_ROOT", neuron::testing::FastTempDir().c_str(), 1);
-    setenv("NEURON_RT_LOG_LEVEL", "ERROR", 1);
-    neuron::log::SetSyslogSink([](int, std::string_view) {});
-  }
+  void SetUp() override { StartEnv(); }
   void TearDown() override {
-    nrt_close();
-    for (const char* v : {"NEURON_SIM_ROOT", "NEURON_RT_LOG_LEVEL", "NEURON_RT_ROOT_COMM_ID",
-                          "NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED",
-                          "NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT", "NEURON_RT_EXEC_TIMEOUT"}) {
-      unsetenv(v);
-    }
-    neuron::log::SetSyslogSink(nullptr);
-    neuron::log::ConfigureDefaults();
+    EndEnv({"NEURON_RT_ROOT_COMM_ID", "NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED",
+            "NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT", "NEURON_RT_EXEC_TIMEOUT"});
   }
   void EnableSendRecv(int span) {
     setenv("NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED", "1", 1);

@@ -10,26 +10,15 @@
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_version.h"
-#include "tests/device/fast_temp_dir.h"
+#include "tests/nrt/nrt_test_env.h"
 #include "tests/runtime/test_neff.h"
 
 namespace {
 
-class NrtApiTest : public ::testing::Test {
+class NrtApiTest : public neuron::testing::NrtTestEnv {
  protected:
-  void SetUp() override {
-    // The C API reads the process environment, as libnrt does.
-    setenv("NEURON_SIM_ROOT", neuron::testing::FastTempDir().c_str(), 1);
-    setenv("NEURON_RT_LOG_LEVEL", "ERROR", 1);
-    neuron::log::SetSyslogSink([](int, std::string_view) {});
-  }
-  void TearDown() override {
-    nrt_close();
-    unsetenv("NEURON_SIM_ROOT");
-    unsetenv("NEURON_RT_LOG_LEVEL");
-    neuron::log::SetSyslogSink(nullptr);
-    neuron::log::ConfigureDefaults();
-  }
+  void SetUp() override { StartEnv(); }
+  void TearDown() override { EndEnv(); }
 };
 
 TEST_F(NrtApiTest, LifecycleAndVersion) {

@@ -20,7 +20,7 @@
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_profile.h"
 #include "nrt/nrt_sys_trace.h"
-#include "tests/device/fast_temp_dir.h"
+#include "tests/nrt/nrt_test_env.h"
 #include "tests/runtime/test_neff.h"
 
 namespace {
@@ -51,14 +51,12 @@ struct Loaded {
   nrt_tensor_set_t* out = nullptr;
 };
 
-class ProfileApiTest : public ::testing::Test {
+class ProfileApiTest : public neuron::testing::NrtTestEnv {
  protected:
   void SetUp() override {
     root_ = neuron::testing::FastTempDir();
-    setenv("NEURON_SIM_ROOT", (root_ + "/sim").c_str(), 1);
-    setenv("NEURON_RT_LOG_LEVEL", "ERROR", 1);
+    StartEnv(root_ + "/sim");
     for (const char* v : kInspectVars) unsetenv(v);
-    neuron::log::SetSyslogSink([](int, std::string_view) {});
   }
   void TearDown() override {
     for (Loaded& l : loaded_) {
@@ -67,12 +65,8 @@ class ProfileApiTest : public ::testing::Test {
       for (nrt_tensor_t*& t : l.tensors) nrt_tensor_free(&t);
       if (l.model != nullptr) nrt_unload(l.model);
     }
-    nrt_close();  // also stops the system trace
-    unsetenv("NEURON_SIM_ROOT");
-    unsetenv("NEURON_RT_LOG_LEVEL");
+    EndEnv();  // nrt_close also stops the system trace
     for (const char* v : kInspectVars) unsetenv(v);
-    neuron::log::SetSyslogSink(nullptr);
-    neuron::log::ConfigureDefaults();
   }
 
   void Init() {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "c_test_util.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_async.h"
 #include "nrt/nrt_experimental.h"
@@ -37,25 +38,6 @@ static int check_at(int ok, int line, const char *format, ...) {
   fprintf(stderr, " (last error: %s)\n", nrt_get_last_error());
   ++failures;
   return 0;
-}
-
-static char *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  char *data;
-  long n;
-  if (f == NULL) return NULL;
-  if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    fclose(f);
-    return NULL;
-  }
-  data = malloc(n > 0 ? (size_t)n : 1);
-  if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return data;
 }
 
 /* Waits (poll on the completion handle, 60 s at most) for `seq`. */

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "c_test_util.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_async.h"
 #include "nrt/nrt_async_sendrecv.h"
@@ -52,23 +53,6 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void* read_file(const char* path, size_t* size) {
-  FILE* f = fopen(path, "rb");
-  void* data = NULL;
-  long n;
-  if (f == NULL) return NULL;
-  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
-    data = malloc((size_t)n);
-    if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
-      free(data);
-      data = NULL;
-    }
-    *size = (size_t)n;
-  }
-  fclose(f);
-  return data;
 }
 
 static int run_neff(int rank, const char* models) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_test_util.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_version.h"
@@ -20,22 +21,6 @@ static int failures = 0;
               nrt_get_last_error());                                      \
     }                                                                     \
   } while (0)
-
-static char *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *data = malloc(n > 0 ? (size_t)n : 1);
-  if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return data;
-}
 
 static nrt_tensor_t *device_tensor(const char *name, size_t size) {
   nrt_tensor_t *t = NULL;

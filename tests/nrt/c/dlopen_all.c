@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_test_util.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_version.h"
 
@@ -19,22 +20,6 @@ static void *must_resolve(const char *name) {
     exit(1);
   }
   return p;
-}
-
-static char *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *data = malloc(n > 0 ? (size_t)n : 1);
-  if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return data;
 }
 
 typedef NRT_STATUS (*init_fn)(nrt_framework_type_t, const char *, const char *);

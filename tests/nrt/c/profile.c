@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "c_test_util.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_profile.h"
@@ -28,28 +29,6 @@
       return 1;                                                                   \
     }                                                                             \
   } while (0)
-
-static char *read_all(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  char *data = NULL;
-  long n;
-  if (f == NULL) return NULL;
-  if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    fclose(f);
-    return NULL;
-  }
-  data = malloc((size_t)n + 1);
-  if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  if (data != NULL) {
-    data[n] = '\0';
-    if (size != NULL) *size = (size_t)n;
-  }
-  return data;
-}
 
 static int count(const char *text, const char *needle) {
   int n = 0;
@@ -115,7 +94,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   snprintf(path, sizeof path, "%s/add_mul.neff", argv[1]);
-  neff = read_all(path, &neff_size);
+  neff = read_file(path, &neff_size);
   CHECK(neff != NULL, "reading add_mul.neff");
 
   /* Event types: malloc'd, so free() works on them. */
@@ -149,7 +128,7 @@ int main(int argc, char **argv) {
   CHECK(nrt_execute(model, in, out) == NRT_SUCCESS, "nrt_execute");
   CHECK(nrt_profile_stop("model.json") == NRT_SUCCESS, "nrt_profile_stop");
   CHECK(nrt_profile_stop("model.json") == NRT_INVALID, "a second nrt_profile_stop");
-  text = read_all("model.json", NULL);
+  text = read_file("model.json", NULL);
   CHECK(text != NULL, "reading model.json");
   CHECK(strstr(text, "\"traceEvents\"") != NULL, "model.json is a Trace Event document");
   CHECK(count(text, "\"cat\":\"nc_exec\"") == 2, "model.json holds two executions");
@@ -163,7 +142,7 @@ int main(int argc, char **argv) {
   CHECK(nrt_execute(model, in, out) == NRT_SUCCESS, "nrt_execute");
   nrt_tensor_free(&extra);
   CHECK(nrt_trace_stop("trace/all.json") == NRT_SUCCESS, "nrt_trace_stop");
-  text = read_all("trace/all.json", NULL);
+  text = read_file("trace/all.json", NULL);
   CHECK(text != NULL, "reading trace/all.json");
   CHECK(count(text, "\"cat\":\"nc_exec\"") == 1, "the trace holds the execution");
   CHECK(strstr(text, "\"alloc extra\"") != NULL && strstr(text, "\"free extra\"") != NULL,
@@ -182,7 +161,7 @@ int main(int argc, char **argv) {
   nrt_profile_continuous_options_free(cont);
   file = only_file("continuous", "");
   CHECK(file != NULL, "one file in continuous/");
-  text = read_all(file, NULL);
+  text = read_file(file, NULL);
   free(file);
   CHECK(text != NULL && count(text, "\"cat\":\"nc_exec\"") == 1,
         "the saved profile holds one execution");
@@ -204,7 +183,7 @@ int main(int argc, char **argv) {
   CHECK(nrt_inspect_stop() == NRT_SUCCESS, "nrt_inspect_stop");
   file = only_file("inspect", "system_profile_pid");
   CHECK(file != NULL, "one system profile in inspect/");
-  text = read_all(file, NULL);
+  text = read_file(file, NULL);
   free(file);
   CHECK(text != NULL && count(text, "\"name\":\"nrt_execute\"") == 1,
         "the system profile holds the execution");

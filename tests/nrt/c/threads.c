@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_test_util.h"
 #include "nrt/nrt.h"
 
 enum { kIterations = 200, kTensorBytes = 1 << 16 };
@@ -99,14 +100,12 @@ int main(int argc, char **argv) {
   }
   char path[4096];
   snprintf(path, sizeof path, "%s/add_mul.neff", argv[1]);
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) {
+  size_t size = 0;
+  char *neff = read_file(path, &size);
+  if (neff == NULL) {
     perror(path);
     return 1;
   }
-  static char neff[1 << 22];
-  size_t size = fread(neff, 1, sizeof neff, f);
-  fclose(f);
   uint32_t cores = 0;
   if (nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") != NRT_SUCCESS ||
       nrt_get_visible_vnc_count(&cores) != NRT_SUCCESS || cores < 2) {
@@ -126,6 +125,7 @@ int main(int argc, char **argv) {
   nrt_unload(models[0]);
   nrt_unload(models[1]);
   nrt_close();
+  free(neff);
   if (failed) return 1;
   printf("ok threads (%d executions on each of 2 cores, tensor traffic alongside)\n", kIterations);
   return 0;
