@@ -29,4 +29,15 @@ static inline char *read_file(const char *path, size_t *size) {
   return data;
 }
 
+/* NEFF `name` of the model directory the check passes as argv[1]; prints
+ * why and returns NULL when it cannot be read. */
+static inline char *read_model(const char *dir, const char *name, size_t *size) {
+  char path[4096];
+  char *data;
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  data = read_file(path, size);
+  if (data == NULL) perror(path);
+  return data;
+}
+
 #endif /* NRT_C_TEST_UTIL_H_ */

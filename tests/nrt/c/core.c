@@ -227,14 +227,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: core MODEL_DIR\n");
     return 2;
   }
-  char path[4096];
-  snprintf(path, sizeof path, "%s/add_mul.neff", argv[1]);
   size_t size = 0;
-  char *neff = read_file(path, &size);
-  if (neff == NULL) {
-    perror(path);
-    return 1;
-  }
+  char *neff = read_model(argv[1], "add_mul.neff", &size);
+  if (neff == NULL) return 1;
   check_before_init();
   EXPECT(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") == NRT_SUCCESS);
   EXPECT(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") == NRT_INVALID);

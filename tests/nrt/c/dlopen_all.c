@@ -78,14 +78,9 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  char path[4096];
-  snprintf(path, sizeof path, "%s/add_mul.neff", argv[1]);
   size_t neff_size = 0;
-  char *neff = read_file(path, &neff_size);
-  if (neff == NULL) {
-    perror(path);
-    return 1;
-  }
+  char *neff = read_model(argv[1], "add_mul.neff", &neff_size);
+  if (neff == NULL) return 1;
   init_fn init = (init_fn)must_resolve("nrt_init");
   close_fn nrt_close_p = (close_fn)must_resolve("nrt_close");
   load_fn load = (load_fn)must_resolve("nrt_load");

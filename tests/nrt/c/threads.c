@@ -98,14 +98,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: threads MODEL_DIR\n");
     return 2;
   }
-  char path[4096];
-  snprintf(path, sizeof path, "%s/add_mul.neff", argv[1]);
   size_t size = 0;
-  char *neff = read_file(path, &size);
-  if (neff == NULL) {
-    perror(path);
-    return 1;
-  }
+  char *neff = read_model(argv[1], "add_mul.neff", &size);
+  if (neff == NULL) return 1;
   uint32_t cores = 0;
   if (nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") != NRT_SUCCESS ||
       nrt_get_visible_vnc_count(&cores) != NRT_SUCCESS || cores < 2) {
