@@ -7,6 +7,7 @@
 // tracker. Each request holds the runtime (RuntimeRef) only while it runs:
 // nrt_close shuts the units down (ShutdownAsync, after running everything
 // queued) before it takes the runtime exclusively.
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -60,12 +61,11 @@ NRT_STATUS CheckCore(const char* function, runtime::Runtime& rt, int core) {
   return NRT_SUCCESS;
 }
 
-// CheckCore for an unsigned index (a huge one is not read as negative).
-NRT_STATUS CheckLnc(const char* function, runtime::Runtime& rt, uint32_t lnc) {
-  if (lnc > static_cast<uint32_t>(runtime::kMaxXuCore)) {
-    return Fail(NRT_INVALID, absl::StrFormat("%s: logical core %u is out of range", function, lnc));
-  }
-  return CheckCore(function, rt, static_cast<int>(lnc));
+// The core of a caller's lnc index (counted among the held cores, as every
+// libnrt core index is but send/recv's).
+NRT_STATUS CheckLnc(const char* function, runtime::Runtime& rt, uint32_t lnc, int* core) {
+  if (NRT_STATUS s = CoreOfVnc(function, rt, lnc, core); s != NRT_SUCCESS) return s;
+  return CheckCore(function, rt, *core);
 }
 
 // Stores an engine result where the caller asked (if anywhere), or fails
@@ -254,7 +254,7 @@ NRT_STATUS nrta_execute_schedule(nrt_model_t* model, const nrt_tensor_set_t* inp
   if (NRT_STATUS s = CheckSet(kFn, m, m.inputs(), *ins, "input"); s != NRT_SUCCESS) return s;
   if (NRT_STATUS s = CheckSet(kFn, m, m.outputs(), *outs, "output"); s != NRT_SUCCESS) return s;
   auto run = [model, ins, outs] { return ExecuteModel(model, *ins, *outs, kFn); };
-  return Schedule(kFn, *rt, model->vnc, NRTA_XU_COMPUTE, queue, err, run, nullptr, req_sequence,
+  return Schedule(kFn, *rt, model->core, NRTA_XU_COMPUTE, queue, err, run, nullptr, req_sequence,
                   model->id);
 }
 
@@ -278,7 +278,7 @@ NRT_STATUS nrta_cc_schedule(nrt_cc_context_t** cc_ctx, int queue, nrta_error_tra
     return status;
   };
   NRT_STATUS s = Schedule(
-      kFn, *rt, CollectiveContextVnc(ctx), NRTA_XU_COLLECTIVES, queue, err, run,
+      kFn, *rt, CollectiveContextCore(ctx), NRTA_XU_COLLECTIVES, queue, err, run,
       [ctx] { FreeCollective(ctx); }, req_sequence);
   if (s != NRT_SUCCESS) FreeCollective(ctx);
   return s;
@@ -297,9 +297,10 @@ NRT_STATUS nrta_get_sequence(uint32_t lnc, nrta_xu_t xu, int queue, nrta_seq_t* 
   if (seq == nullptr) return Fail(NRT_INVALID, "nrta_get_sequence: null result pointer");
   RuntimeRef rt(kFn);
   if (!rt.ok()) return rt.status();
-  if (NRT_STATUS s = CheckLnc(kFn, *rt, lnc); s != NRT_SUCCESS) return s;
+  int core = 0;
+  if (NRT_STATUS s = CheckLnc(kFn, *rt, lnc, &core); s != NRT_SUCCESS) return s;
   if (NRT_STATUS s = CheckQueue(kFn, xu, queue); s != NRT_SUCCESS) return s;
-  *seq = Units().LastCompleted(static_cast<int>(lnc), Kind(xu), queue);
+  *seq = Units().LastCompleted(core, Kind(xu), queue);
   return NRT_SUCCESS;
 }
 
@@ -318,9 +319,10 @@ NRT_STATUS nrta_error_tracker_create(uint32_t lnc_idx, nrta_error_tracker_t** er
   }
   RuntimeRef rt(kFn);
   if (!rt.ok()) return rt.status();
-  if (NRT_STATUS s = CheckLnc(kFn, *rt, lnc_idx); s != NRT_SUCCESS) return s;
+  int core = 0;
+  if (NRT_STATUS s = CheckLnc(kFn, *rt, lnc_idx, &core); s != NRT_SUCCESS) return s;
   auto* t = new nrta_error_tracker;
-  t->tracker = std::make_shared<runtime::ErrorTracker>(static_cast<int>(lnc_idx));
+  t->tracker = std::make_shared<runtime::ErrorTracker>(core);
   *error_tracker = t;
   return NRT_SUCCESS;
 }
@@ -357,9 +359,13 @@ NRT_STATUS nrt_register_async_exec_callback(NRT_ASYNC_EXEC_STATUS_CALLBACK callb
   if (callback == nullptr) {
     Units().SetExecCallback(nullptr);
   } else {
+    // The callback is told the vnc, as every core index of the API; the
+    // held cores stay the same until nrt_close, which unregisters it.
     Units().SetExecCallback(
-        [callback, params](uint32_t model_id, int core, nrta_seq_t seq, NRT_STATUS status) {
-          callback(params, model_id, static_cast<uint32_t>(core), seq, status);
+        [callback, params, held = rt->cores()](uint32_t model_id, int core, nrta_seq_t seq,
+                                               NRT_STATUS status) {
+          const auto at = std::find(held.begin(), held.end(), core);
+          callback(params, model_id, static_cast<uint32_t>(at - held.begin()), seq, status);
         });
   }
   return NRT_SUCCESS;
@@ -367,13 +373,14 @@ NRT_STATUS nrt_register_async_exec_callback(NRT_ASYNC_EXEC_STATUS_CALLBACK callb
 
 NRT_STATUS nrt_async_drain_queued_execs(int32_t vnc) {
   static constexpr const char* kFn = "nrt_async_drain_queued_execs";
+  int core = 0;
   {
     RuntimeRef rt(kFn);
     if (!rt.ok()) return rt.status();
-    if (NRT_STATUS s = CheckCore(kFn, *rt, vnc); s != NRT_SUCCESS) return s;
+    if (NRT_STATUS s = CoreOfVnc(kFn, *rt, vnc, &core); s != NRT_SUCCESS) return s;
   }
   // Without the runtime held: the workers need it, and nrt_close may come.
-  if (absl::Status s = Units().Drain(vnc); !s.ok()) return Fail(kFn, s);
+  if (absl::Status s = Units().Drain(core); !s.ok()) return Fail(kFn, s);
   return NRT_SUCCESS;
 }
 

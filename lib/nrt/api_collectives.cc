@@ -43,7 +43,7 @@
 // A prepared collective (nrta_cc_prepare). Tensors are the caller's: they
 // are resolved again when the collective runs, as executions do.
 struct nrt_cc_context {
-  int vnc = 0;
+  int core = 0;  // lib/runtime's logical id of comm->vnc
   nrt_cc_op_type_t cc_op = NRT_CC_ALLREDUCE;
   neuron::collectives::DataType type = neuron::collectives::DataType::kU8;
   neuron::collectives::ReduceOp op = neuron::collectives::ReduceOp::kSum;
@@ -111,8 +111,8 @@ NRT_STATUS EnsureGlobal(const char* function, runtime::Runtime& rt, int vnc, uin
     return NRT_SUCCESS;
   }
   if (vnc >= 0) {
-    absl::StatusOr<runtime::Core*> core = rt.GetCore(vnc);
-    if (!core.ok()) return Fail(function, core.status());
+    int core = 0;
+    if (NRT_STATUS s = CoreOfVnc(function, rt, vnc, &core); s != NRT_SUCCESS) return s;
   }
   collectives::CommOptions options = collectives::OptionsFromConfig(rt.config(), config::ProcessEnv());
   options.rank = static_cast<int>(id);
@@ -349,7 +349,7 @@ absl::StatusOr<runtime::ExecuteOptions> CollectivesForLoad(int vnc, uint32_t ctx
   return options;
 }
 
-int CollectiveContextVnc(const nrt_cc_context_t* ctx) { return ctx != nullptr ? ctx->vnc : 0; }
+int CollectiveContextCore(const nrt_cc_context_t* ctx) { return ctx != nullptr ? ctx->core : 0; }
 
 // Called holding the runtime (the async worker's RuntimeRef).
 NRT_STATUS RunCollective(nrt_cc_context_t* ctx) {
@@ -570,13 +570,8 @@ NRT_STATUS nrta_cc_prepare(nrt_cc_comm_t* comm, nrt_tensor_list_t* input, nrt_te
   }
   RuntimeRef rt(kFn);
   if (!rt.ok()) return rt.status();
-  if (comm->vnc > static_cast<uint32_t>(INT32_MAX)) {
-    return Fail(NRT_INVALID, absl::StrFormat("nrta_cc_prepare: core %u is out of range", comm->vnc));
-  }
-  if (absl::StatusOr<neuron::runtime::Core*> core = rt->GetCore(static_cast<int>(comm->vnc));
-      !core.ok()) {
-    return Fail(kFn, core.status());
-  }
+  int core = 0;
+  if (NRT_STATUS s = CoreOfVnc(kFn, *rt, comm->vnc, &core); s != NRT_SUCCESS) return s;
   auto ctx = std::make_unique<nrt_cc_context>();
   const uint64_t n = comm->rank_n;
   for (size_t i = 0; i < input->num_tensors; ++i) {
@@ -600,7 +595,7 @@ NRT_STATUS nrta_cc_prepare(nrt_cc_comm_t* comm, nrt_tensor_list_t* input, nrt_te
     ctx->input_bytes.push_back(ib);
     ctx->output_bytes.push_back(ob);
   }
-  ctx->vnc = static_cast<int>(comm->vnc);
+  ctx->core = core;
   ctx->cc_op = cc_op;
   ctx->type = type.value_or(DataType::kU8);
   ctx->op = reduce;

@@ -84,7 +84,10 @@ NRT_STATUS LoadOn(const char* function, const void* neff_bytes, size_t size, int
   }
   RuntimeRef rt(function);
   if (!rt.ok()) return rt.status();
-  int core = vnc;
+  int core = -1;
+  if (vnc >= 0) {
+    if (NRT_STATUS s = CoreOfVnc(function, *rt, vnc, &core); s != NRT_SUCCESS) return s;
+  }
   {
     std::lock_guard<std::mutex> lock(g_load_mu);
     if (core < 0) {
@@ -109,7 +112,7 @@ NRT_STATUS LoadOn(const char* function, const void* neff_bytes, size_t size, int
   auto* m = new nrt_model;
   m->model = std::move(*loaded);
   m->id = g_next_model_id.fetch_add(1);
-  m->vnc = core;
+  m->core = core;
   m->options = options;
   TrackModel(m);
   *model = m;
@@ -192,7 +195,7 @@ NRT_STATUS nrt_unload(nrt_model_t* model) {
   UntrackModel(model);
   {
     std::lock_guard<std::mutex> lock(g_load_mu);
-    auto it = g_cores_with_models.find(model->vnc);
+    auto it = g_cores_with_models.find(model->core);
     if (model->model != nullptr && it != g_cores_with_models.end()) g_cores_with_models.erase(it);
   }
   {
@@ -259,7 +262,11 @@ NRT_STATUS nrt_get_vnc_memory_stats(uint32_t vnc, nrt_vnc_memory_stats_t* stats,
   if (stats == nullptr) return Fail(NRT_INVALID, "nrt_get_vnc_memory_stats: null stats pointer");
   RuntimeRef rt("nrt_get_vnc_memory_stats");
   if (!rt.ok()) return rt.status();
-  absl::StatusOr<neuron::runtime::Core*> core = rt->GetCore(static_cast<int>(vnc));
+  int id = 0;
+  if (NRT_STATUS s = CoreOfVnc("nrt_get_vnc_memory_stats", *rt, vnc, &id); s != NRT_SUCCESS) {
+    return s;
+  }
+  absl::StatusOr<neuron::runtime::Core*> core = rt->GetCore(id);
   if (!core.ok()) return Fail("nrt_get_vnc_memory_stats", core.status());
   nrt_vnc_memory_stats_t full{};
   full.bytes_used = (*core)->arena().used();
@@ -272,8 +279,10 @@ NRT_STATUS nrt_get_model_info(const nrt_model_t* model, nrt_model_info_t* info,
                               size_t info_size_in, size_t* info_size_out) {
   if (model == nullptr) return Fail(NRT_INVALID_HANDLE, "nrt_get_model_info: null model");
   if (info == nullptr) return Fail(NRT_INVALID, "nrt_get_model_info: null info pointer");
+  RuntimeRef rt("nrt_get_model_info");
+  if (!rt.ok()) return rt.status();
   nrt_model_info_t full{};
-  full.vnc = static_cast<uint32_t>(model->vnc);
+  full.vnc = static_cast<uint32_t>(VncOfCore(*rt, model->core));
   CopySized(full, info, info_size_in, info_size_out);
   return NRT_SUCCESS;
 }

@@ -329,6 +329,15 @@ NRT_STATUS nrt_profile_continuous_start(nrt_profile_continuous_options_t* option
 
 NRT_STATUS nrt_profile_continuous_save(uint32_t vnc, nrt_profile_continuous_options_t* options) {
   const std::string dir = options != nullptr ? options->output_dir : "./output";
+  int core = 0;
+  {
+    RuntimeRef rt("nrt_profile_continuous_save");
+    if (!rt.ok()) return rt.status();
+    if (NRT_STATUS s = CoreOfVnc("nrt_profile_continuous_save", *rt, vnc, &core);
+        s != NRT_SUCCESS) {
+      return s;
+    }
+  }
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_continuous == nullptr) {
     return Fail(NRT_INVALID,
@@ -342,7 +351,7 @@ NRT_STATUS nrt_profile_continuous_save(uint32_t vnc, nrt_profile_continuous_opti
     path = absl::StrFormat("%s/continuous_profile_nc%d_pid%d_%d.json", dir, vnc, getpid(),
                            g_continuous_files.fetch_add(1));
   } while (FileExists(path));
-  if (absl::Status s = g_continuous->WriteLatest(static_cast<int>(vnc), path); !s.ok()) {
+  if (absl::Status s = g_continuous->WriteLatest(core, path); !s.ok()) {
     return Fail(s.code() == absl::StatusCode::kNotFound ? NRT_INVALID : NRT_FAILURE,
                 absl::StrFormat("nrt_profile_continuous_save: %s", s.message()));
   }

@@ -54,6 +54,26 @@ NRT_STATUS RuntimeRef::status() const {
   return Fail(NRT_UNINITIALIZED, absl::StrFormat("%s: nrt_init has not been called", function_));
 }
 
+NRT_STATUS CoreOfVnc(const char* function, const runtime::Runtime& rt, int64_t vnc, int* core) {
+  const std::vector<int>& held = rt.cores();
+  if (vnc < 0 || vnc >= static_cast<int64_t>(held.size())) {
+    return Fail(NRT_INVALID,
+                absl::StrFormat("%s: NeuronCore %d is not one of this process's %d (vnc 0-%d; "
+                                "NEURON_RT_VISIBLE_CORES picks which)",
+                                function, vnc, held.size(), held.size() - 1));
+  }
+  *core = held[static_cast<size_t>(vnc)];
+  return NRT_SUCCESS;
+}
+
+int VncOfCore(const runtime::Runtime& rt, int core) {
+  const std::vector<int>& held = rt.cores();
+  for (size_t i = 0; i < held.size(); ++i) {
+    if (held[i] == core) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 void TrackModel(nrt_model* model) {
   std::lock_guard<std::mutex> lock(g_handles_mu);
   g_models.insert(model);

@@ -30,7 +30,7 @@
 struct nrt_model {
   std::unique_ptr<neuron::runtime::Model> model;  // null after nrt_close
   uint32_t id = 0;                                // process-unique, from 1
-  int vnc = 0;
+  int core = 0;  // lib/runtime's logical id (nrt_get_model_info reports the vnc)
   neuron::runtime::ExecuteOptions options;
 };
 
@@ -89,6 +89,14 @@ class RuntimeRef {
   const char* function_;
 };
 
+// libnrt numbers cores from 0 among those the process holds: with
+// NEURON_RT_VISIBLE_CORES=3,4 they are vnc 0 and 1. lib/runtime uses the
+// instance's logical ids (3 and 4). A vnc outside the held ones is
+// NRT_INVALID naming them. (Send/recv's lnc is the absolute id, as its
+// header says.)
+NRT_STATUS CoreOfVnc(const char* function, const runtime::Runtime& rt, int64_t vnc, int* core);
+int VncOfCore(const runtime::Runtime& rt, int core);  // -1 when not held
+
 // Lifecycle (api_core.cc): the lock RuntimeRef shares, and the runtime.
 std::shared_mutex& RuntimeMutex();
 runtime::Runtime* CurrentRuntimeLocked();  // caller holds RuntimeMutex()
@@ -121,7 +129,7 @@ NRT_STATUS ExecuteModel(nrt_model* model, const TensorSet& inputs, TensorSet& ou
 // COLLECTIVES unit (api_async.cc): the core a prepared context belongs to,
 // running it (blocking until every rank took part), and dropping one that
 // will not run.
-int CollectiveContextVnc(const nrt_cc_context_t* ctx);
+int CollectiveContextCore(const nrt_cc_context_t* ctx);
 NRT_STATUS RunCollective(nrt_cc_context_t* ctx);
 void FreeCollective(nrt_cc_context_t* ctx);
 

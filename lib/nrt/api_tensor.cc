@@ -101,8 +101,12 @@ NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t placement, int vnc, size_t
     case NRT_TENSOR_PLACEMENT_DEVICE: {
       RuntimeRef rt("nrt_tensor_allocate");
       if (!rt.ok()) return rt.status();
+      int core = 0;
+      if (NRT_STATUS s = CoreOfVnc("nrt_tensor_allocate", *rt, vnc, &core); s != NRT_SUCCESS) {
+        return s;
+      }
       absl::StatusOr<std::unique_ptr<TensorBuffer>> buffer =
-          rt->AllocateTensor(vnc, size, tensor_name);
+          rt->AllocateTensor(core, size, tensor_name);
       if (!buffer.ok()) return Fail("nrt_tensor_allocate", buffer.status());
       nrt_tensor* t = NewTensor(std::move(tensor_name), placement);
       t->storage = std::move(*buffer);

@@ -102,6 +102,12 @@ for src in "$ROOT"/tests/nrt/c/*.c; do
   fi
 done
 
+# Core indices count from the first visible core, as libnrt documents:
+# with NEURON_RT_VISIBLE_CORES=1 the program's vnc 0 is logical core 1.
+if [ -x "$work/core" ]; then
+  run_program core-visible-core-1 env NEURON_RT_VISIBLE_CORES=1 "$work/core" "$work/models"
+fi
+
 # Bindings load the library by name and resolve each function.
 dlopen_flags=("${c_flags[@]}")
 [ "$sanitized" = 1 ] && dlopen_flags+=("${asan_flags[@]}")

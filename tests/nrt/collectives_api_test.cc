@@ -184,27 +184,27 @@ class CollectivesApiTest : public neuron::testing::NrtTestEnv {
 TEST_F(CollectivesApiTest, BarrierAndAllGatherAcrossTwoProcesses) {
   ExpectAllPassed(RunRanks(2, [](int rank) {
     RANK_CHECK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") == NRT_SUCCESS);
-    RANK_CHECK(nrt_build_global_comm(rank, rank, 2) == NRT_SUCCESS);
-    RANK_CHECK(nrt_build_global_comm(rank, rank, 2) == NRT_SUCCESS);  // the same: a no-op
-    RANK_CHECK(nrt_cc_global_comm_init(rank, rank, 2) == NRT_SUCCESS);
-    RANK_CHECK(nrt_build_global_comm(rank, rank, 4) == NRT_INVALID);
+    RANK_CHECK(nrt_build_global_comm(0, rank, 2) == NRT_SUCCESS);
+    RANK_CHECK(nrt_build_global_comm(0, rank, 2) == NRT_SUCCESS);  // the same: a no-op
+    RANK_CHECK(nrt_cc_global_comm_init(0, rank, 2) == NRT_SUCCESS);
+    RANK_CHECK(nrt_build_global_comm(0, rank, 4) == NRT_INVALID);
     RANK_CHECK(std::strstr(nrt_get_last_error(), "already") != nullptr);
-    RANK_CHECK(nrt_barrier(rank, rank, 2) == NRT_SUCCESS);
+    RANK_CHECK(nrt_barrier(0, rank, 2) == NRT_SUCCESS);
     // Every rank's input, in rank order.
     uint8_t in[40], out[80];
     for (int i = 0; i < 40; ++i) in[i] = static_cast<uint8_t>(rank * 100 + i);
     std::memset(out, 0xee, sizeof out);
-    RANK_CHECK(nrt_all_gather(rank, rank, 2, sizeof in, in, out) == NRT_SUCCESS);
+    RANK_CHECK(nrt_all_gather(0, rank, 2, sizeof in, in, out) == NRT_SUCCESS);
     for (int r = 0; r < 2; ++r) {
       for (int i = 0; i < 40; ++i) RANK_CHECK(out[r * 40 + i] == static_cast<uint8_t>(r * 100 + i));
     }
     // In place: the input is this rank's block of the output.
     uint32_t both[2] = {0, 0};
     both[rank] = 7u + static_cast<uint32_t>(rank);
-    RANK_CHECK(nrt_all_gather(rank, rank, 2, 4, &both[rank], both) == NRT_SUCCESS);
+    RANK_CHECK(nrt_all_gather(0, rank, 2, 4, &both[rank], both) == NRT_SUCCESS);
     RANK_CHECK(both[0] == 7u && both[1] == 8u);
-    RANK_CHECK(nrt_all_gather(rank, 1 - rank, 2, 4, in, out) == NRT_INVALID);
-    RANK_CHECK(nrt_barrier(rank, rank, 2) == NRT_SUCCESS);
+    RANK_CHECK(nrt_all_gather(0, 1 - rank, 2, 4, in, out) == NRT_INVALID);
+    RANK_CHECK(nrt_barrier(0, rank, 2) == NRT_SUCCESS);
     return 0;
   }));
 }
@@ -212,14 +212,14 @@ TEST_F(CollectivesApiTest, BarrierAndAllGatherAcrossTwoProcesses) {
 TEST_F(CollectivesApiTest, PreparedCollectivesGiveEveryRanksData) {
   ExpectAllPassed(RunRanks(2, [](int rank) {
     RANK_CHECK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") == NRT_SUCCESS);
-    RANK_CHECK(nrt_cc_global_comm_init(rank, rank, 2) == NRT_SUCCESS);
+    RANK_CHECK(nrt_cc_global_comm_init(0, rank, 2) == NRT_SUCCESS);
     uint32_t group[2] = {0, 1};
-    nrt_cc_comm_t comm{group, static_cast<uint32_t>(rank), 2, static_cast<uint32_t>(rank), 2,
-                       static_cast<uint32_t>(rank)};
+    // Each rank holds one core (NEURON_RT_VISIBLE_CORES=rank): its vnc 0.
+    nrt_cc_comm_t comm{group, static_cast<uint32_t>(rank), 2, static_cast<uint32_t>(rank), 2, 0};
     // All-reduce (sum) of two tensor pairs, one on the device.
     nrt_tensor_t *a = nullptr, *b = HostTensor(12, "b"), *a_out = nullptr, *b_out = HostTensor(12, "bo");
-    RANK_CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, rank, 32, "a", &a) == NRT_SUCCESS);
-    RANK_CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, rank, 32, "ao", &a_out) == NRT_SUCCESS);
+    RANK_CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 32, "a", &a) == NRT_SUCCESS);
+    RANK_CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 32, "ao", &a_out) == NRT_SUCCESS);
     float av[8], bv[3];
     for (int i = 0; i < 8; ++i) av[i] = static_cast<float>((rank + 1) * 10 + i);
     for (int i = 0; i < 3; ++i) bv[i] = static_cast<float>(rank == 0 ? i : 100 * i);
@@ -231,7 +231,7 @@ TEST_F(CollectivesApiTest, PreparedCollectivesGiveEveryRanksData) {
     nrt_cc_context_t* ctx = nullptr;
     RANK_CHECK(nrta_cc_prepare(&comm, &in_list, &out_list, NRT_DTYPE_FLOAT32, NRT_OP_ADD,
                                NRT_CC_ALLREDUCE, &ctx) == NRT_SUCCESS);
-    RANK_CHECK(neuron::nrt_api::CollectiveContextVnc(ctx) == rank);
+    RANK_CHECK(neuron::nrt_api::CollectiveContextCore(ctx) == rank);
     RANK_CHECK(RunPrepared(ctx) == NRT_SUCCESS);
     float got[8];
     RANK_CHECK(nrt_tensor_read(a_out, got, 0, sizeof got) == NRT_SUCCESS);
@@ -285,7 +285,7 @@ TEST_F(CollectivesApiTest, LoadCollectivesRunsAnHloAllReduceOverTwoRanks) {
     RANK_CHECK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") == NRT_SUCCESS);
     nrt_model_t* model = nullptr;
     // No global communicator yet: this load builds it.
-    RANK_CHECK(nrt_load_collectives(bytes.data(), bytes.size(), rank, -1, rank, 2, &model) ==
+    RANK_CHECK(nrt_load_collectives(bytes.data(), bytes.size(), 0, -1, rank, 2, &model) ==
                NRT_SUCCESS);
     nrt_tensor_info_array_t* info = nullptr;
     RANK_CHECK(nrt_get_model_tensor_info(model, &info) == NRT_SUCCESS);
@@ -293,8 +293,8 @@ TEST_F(CollectivesApiTest, LoadCollectivesRunsAnHloAllReduceOverTwoRanks) {
     const std::string in_name = info->tensor_array[0].name, out_name = info->tensor_array[1].name;
     nrt_free_model_tensor_info(info);
     nrt_tensor_t *x = nullptr, *sum = nullptr;
-    RANK_CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, rank, 24, "x", &x) == NRT_SUCCESS);
-    RANK_CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, rank, 24, "sum", &sum) == NRT_SUCCESS);
+    RANK_CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 24, "x", &x) == NRT_SUCCESS);
+    RANK_CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 24, "sum", &sum) == NRT_SUCCESS);
     float xs[6];
     for (int i = 0; i < 6; ++i) xs[i] = static_cast<float>(rank == 0 ? i : 1000 + 10 * i);
     RANK_CHECK(nrt_tensor_write(x, xs, 0, sizeof xs) == NRT_SUCCESS);
@@ -310,8 +310,8 @@ TEST_F(CollectivesApiTest, LoadCollectivesRunsAnHloAllReduceOverTwoRanks) {
       for (int i = 0; i < 6; ++i) RANK_CHECK(got[i] == static_cast<float>(i + 1000 + 10 * i));
     }
     // The communicator the load built is the global one.
-    RANK_CHECK(nrt_barrier(rank, rank, 2) == NRT_SUCCESS);
-    RANK_CHECK(nrt_build_global_comm(rank, rank, 3) == NRT_INVALID);
+    RANK_CHECK(nrt_barrier(0, rank, 2) == NRT_SUCCESS);
+    RANK_CHECK(nrt_build_global_comm(0, rank, 3) == NRT_INVALID);
     nrt_destroy_tensor_set(&ins);
     nrt_destroy_tensor_set(&outs);
     nrt_tensor_free(&x);

@@ -101,6 +101,43 @@ TEST_F(NrtApiTest, LoadExecuteAndReadBack) {
   EXPECT_EQ(nrt_unload(model), NRT_SUCCESS);
 }
 
+// libnrt numbers the cores a process holds from 0: with
+// NEURON_RT_VISIBLE_CORES=1 the only core is vnc 0, which is logical core 1.
+TEST_F(NrtApiTest, CoreIndicesCountFromTheFirstVisibleCore) {
+  absl::StatusOr<std::string> neff = neuron::testing::BuildTestNeff(neuron::testing::kAddHlo);
+  ASSERT_TRUE(neff.ok()) << neff.status();
+  setenv("NEURON_RT_VISIBLE_CORES", "1", 1);
+  ASSERT_EQ(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS) << nrt_get_last_error();
+  uint32_t visible = 0;
+  ASSERT_EQ(nrt_get_visible_vnc_count(&visible), NRT_SUCCESS);
+  EXPECT_EQ(visible, 1u);
+
+  nrt_model_t* model = nullptr;
+  EXPECT_EQ(nrt_load(neff->data(), neff->size(), 1, -1, &model), NRT_INVALID);
+  ASSERT_EQ(nrt_load(neff->data(), neff->size(), 0, -1, &model), NRT_SUCCESS)
+      << nrt_get_last_error();
+  nrt_model_info_t info{};
+  size_t written = 0;
+  ASSERT_EQ(nrt_get_model_info(model, &info, sizeof info, &written), NRT_SUCCESS);
+  EXPECT_EQ(info.vnc, 0u);
+
+  nrt_vnc_memory_stats_t before{}, after{};
+  ASSERT_EQ(nrt_get_vnc_memory_stats(0, &before, sizeof before, &written), NRT_SUCCESS)
+      << nrt_get_last_error();
+  EXPECT_EQ(nrt_get_vnc_memory_stats(1, &after, sizeof after, &written), NRT_INVALID);
+  nrt_tensor_t* t = nullptr;
+  EXPECT_EQ(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 1, 4096, "t", &t), NRT_INVALID);
+  ASSERT_EQ(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 4096, "t", &t), NRT_SUCCESS)
+      << nrt_get_last_error();
+  ASSERT_EQ(nrt_get_vnc_memory_stats(0, &after, sizeof after, &written), NRT_SUCCESS);
+  EXPECT_GE(after.bytes_used, before.bytes_used + 4096);
+
+  nrt_tensor_free(&t);
+  EXPECT_EQ(nrt_unload(model), NRT_SUCCESS);
+  nrt_close();
+  unsetenv("NEURON_RT_VISIBLE_CORES");
+}
+
 TEST_F(NrtApiTest, BadNeffGivesItsStatusAndMessage) {
   ASSERT_EQ(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS) << nrt_get_last_error();
   nrt_model_t* model = nullptr;

@@ -70,13 +70,13 @@ static int run_neff(int rank, const char* models) {
   snprintf(path, sizeof path, "%s/allreduce.neff", models);
   neff = read_file(path, &size);
   CHECK(neff != NULL);
-  s = nrt_load_collectives(neff, size, rank, -1, (uint32_t)rank, 2, &model);
+  s = nrt_load_collectives(neff, size, 0, -1, (uint32_t)rank, 2, &model);
   free(neff);
   CHECK(s == NRT_SUCCESS);
   CHECK(nrt_get_model_tensor_info(model, &info) == NRT_SUCCESS);
   CHECK(info->tensor_count == 2);
-  CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, rank, 16, "x", &x) == NRT_SUCCESS);
-  CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, rank, 16, "sum", &sum) == NRT_SUCCESS);
+  CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 16, "x", &x) == NRT_SUCCESS);
+  CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 16, "sum", &sum) == NRT_SUCCESS);
   for (i = 0; i < 4; ++i) xs[i] = rank == 0 ? (float)i : (float)(100 * (i + 1));
   CHECK(nrt_tensor_write(x, xs, 0, sizeof xs) == NRT_SUCCESS);
   CHECK(nrt_allocate_tensor_set(&ins) == NRT_SUCCESS);
@@ -115,8 +115,8 @@ static int run_prepared(int rank) {
   comm.rank_n = 2;
   comm.ctx_device_id = (uint32_t)rank;
   comm.ctx_device_count = 2;
-  comm.vnc = (uint32_t)rank;
-  CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, rank, sizeof values, "in", &in) == NRT_SUCCESS);
+  comm.vnc = 0; /* each rank holds one core: its vnc 0 */
+  CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, sizeof values, "in", &in) == NRT_SUCCESS);
   CHECK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_HOST, -1, sizeof values, "out", &out) == NRT_SUCCESS);
   for (i = 0; i < 5; ++i) values[i] = rank == 0 ? i - 2 : 7 * i;
   CHECK(nrt_tensor_write(in, values, 0, sizeof values) == NRT_SUCCESS);
@@ -128,7 +128,7 @@ static int run_prepared(int rank) {
                         &ctx) == NRT_INVALID);
   CHECK(nrta_cc_prepare(&comm, &in_list, &out_list, NRT_DTYPE_INT32, NRT_OP_MAX, NRT_CC_ALLREDUCE,
                         &ctx) == NRT_SUCCESS);
-  CHECK(nrta_error_tracker_create((uint32_t)rank, &tracker) == NRT_SUCCESS);
+  CHECK(nrta_error_tracker_create(0, &tracker) == NRT_SUCCESS);
   CHECK(nrta_cc_schedule(&ctx, 0, tracker, &seq) == NRT_SUCCESS);
   CHECK(ctx == NULL);
   limit = now_s() + 60;
@@ -199,7 +199,7 @@ static int run_sendrecv(int rank) {
     CHECK(same);
   }
   /* Both sides done before either closes its core. */
-  CHECK(nrt_barrier(rank, (uint32_t)rank, 2) == NRT_SUCCESS);
+  CHECK(nrt_barrier(0, (uint32_t)rank, 2) == NRT_SUCCESS);
   CHECK(nrt_async_sendrecv_close(rank) == NRT_SUCCESS);
   nrt_tensor_free(&t);
   free(bytes);
@@ -212,12 +212,12 @@ static int run_rank(int rank, const char* models) {
 
   g_rank = rank;
   CHECK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") == NRT_SUCCESS);
-  CHECK(nrt_build_global_comm(rank, (uint32_t)rank, 2) == NRT_SUCCESS);
-  CHECK(nrt_build_global_comm(rank, (uint32_t)rank, 3) == NRT_INVALID);
-  CHECK(nrt_barrier(rank, (uint32_t)rank, 2) == NRT_SUCCESS);
+  CHECK(nrt_build_global_comm(0, (uint32_t)rank, 2) == NRT_SUCCESS);
+  CHECK(nrt_build_global_comm(0, (uint32_t)rank, 3) == NRT_INVALID);
+  CHECK(nrt_barrier(0, (uint32_t)rank, 2) == NRT_SUCCESS);
   for (i = 0; i < 24; ++i) in[i] = (uint8_t)(rank * 50 + i);
   memset(out, 0, sizeof out);
-  CHECK(nrt_all_gather(rank, (uint32_t)rank, 2, sizeof in, in, out) == NRT_SUCCESS);
+  CHECK(nrt_all_gather(0, (uint32_t)rank, 2, sizeof in, in, out) == NRT_SUCCESS);
   for (r = 0; r < 2; ++r) {
     for (i = 0; i < 24; ++i) CHECK(out[r * 24 + i] == (uint8_t)(r * 50 + i));
   }
