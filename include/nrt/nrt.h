@@ -37,8 +37,8 @@ typedef struct nrt_cc_context nrt_cc_context_t;
 /* Values below are part of the ABI: never renumbered, only appended to. */
 typedef enum nrt_tensor_placement {
   NRT_TENSOR_PLACEMENT_DEVICE,  /* the core's device memory (HBM) */
-  NRT_TENSOR_PLACEMENT_HOST,    /* host memory */
-  NRT_TENSOR_PLACEMENT_VIRTUAL, /* no storage of its own until attached */
+  NRT_TENSOR_PLACEMENT_HOST,    /* host memory (deprecated DMA-able variant) */
+  NRT_TENSOR_PLACEMENT_VIRTUAL, /* host memory; also what attached buffers are */
 } nrt_tensor_placement_t;
 
 typedef enum nrt_framework_type {
@@ -175,6 +175,7 @@ void nrt_destroy_tensor_set(nrt_tensor_set_t **tensor_set);
 /* Adds `tensor` under `tensor_name`, replacing an earlier one of that name.
  * The set does not own the tensor; it must live while the set is used. */
 NRT_STATUS nrt_add_tensor_to_tensor_set(nrt_tensor_set_t *tensor_set, const char *tensor_name, nrt_tensor_t *tensor);
+/* NRT_FAILURE when the set has no tensor of that name. */
 NRT_STATUS nrt_get_tensor_from_tensor_set(nrt_tensor_set_t *tensor_set, const char *tensor_name, nrt_tensor_t **tensor);
 
 /* Runs the model once (or `repeat_count` times) and waits. Inputs and
@@ -190,9 +191,8 @@ NRT_STATUS nrt_execute_repeat(nrt_model_t *model, const nrt_tensor_set_t *input_
  * through NEURON_RT_ROOT_COMM_ID. */
 NRT_STATUS nrt_build_global_comm(int32_t vnc, uint32_t g_device_id, uint32_t g_device_count);
 
-/* A tensor of `size` bytes: in core `vnc`'s device memory, in host memory
- * (vnc ignored, pass -1) or, for VIRTUAL, with no storage until
- * nrt_tensor_attach_buffer. `name` may be NULL. */
+/* A tensor of `size` bytes: in core `vnc`'s device memory (DEVICE), or in
+ * host memory (VIRTUAL, HOST; vnc is not used). `name` may be NULL. */
 NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t tensor_placement, int vnc, size_t size, const char *name,
                                nrt_tensor_t **tensor);
 /* Frees a tensor (its storage unless attached by the caller or shared with
@@ -230,7 +230,8 @@ NRT_STATUS nrt_tensor_memset(nrt_tensor_t *tensor, uint64_t offset, int value, s
 NRT_STATUS nrt_tensor_allocate_empty(const char *name, nrt_tensor_t **tensor);
 
 /* Makes the caller's `buffer` the tensor's storage (it must outlive the
- * tensor). Storage the tensor owned before is released. */
+ * tensor) and its placement VIRTUAL. Storage the tensor owned before is
+ * released. */
 NRT_STATUS nrt_tensor_attach_buffer(nrt_tensor_t *tensor, void *buffer, size_t size);
 
 /* A tensor viewing bytes [offset, offset+size) of another one (no copy). */

@@ -72,7 +72,7 @@ NRT_STATUS nrta_execute_schedule(nrt_model_t *model, const nrt_tensor_set_t *inp
 NRT_STATUS nrta_cc_prepare(nrt_cc_comm_t *comm, nrt_tensor_list_t *input, nrt_tensor_list_t *output,
                            nrt_dtype_t dtype, nrt_op_type_t op, nrt_cc_op_type_t cc_op, nrt_cc_context_t **cc_ctx);
 
-/* Queues a prepared collective on the COLLECTIVES unit (queue 0). The
+/* Queues a prepared collective on the COLLECTIVES unit (queues 0-2). The
  * context is consumed: *cc_ctx is set to NULL. */
 NRT_STATUS nrta_cc_schedule(nrt_cc_context_t **cc_ctx, int queue, nrta_error_tracker_t *err,
                             nrta_seq_t *req_sequence);

@@ -87,7 +87,10 @@ NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t placement, int vnc, size_t
   if (tensor == nullptr) return Fail(NRT_INVALID, "nrt_tensor_allocate: null tensor pointer");
   std::string tensor_name = name != nullptr ? name : "";
   switch (placement) {
-    case NRT_TENSOR_PLACEMENT_HOST: {
+    // Both are host memory: VIRTUAL is what libnrt documents for host-side
+    // tensors, HOST its deprecated DMA-able variant.
+    case NRT_TENSOR_PLACEMENT_HOST:
+    case NRT_TENSOR_PLACEMENT_VIRTUAL: {
       std::shared_ptr<TensorBuffer> buffer = TensorBuffer::AllocateHost(size, tensor_name);
       if (buffer->data() == nullptr) {
         return Fail(NRT_RESOURCE, absl::StrFormat("nrt_tensor_allocate: no host memory for %d bytes "
@@ -114,10 +117,6 @@ NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t placement, int vnc, size_t
       *tensor = t;
       return NRT_SUCCESS;
     }
-    case NRT_TENSOR_PLACEMENT_VIRTUAL:
-      // Storage comes later, from nrt_tensor_attach_buffer.
-      *tensor = NewTensor(std::move(tensor_name), placement);
-      return NRT_SUCCESS;
   }
   return Fail(NRT_INVALID, absl::StrFormat("nrt_tensor_allocate: unknown placement %d", placement));
 }
@@ -150,6 +149,7 @@ NRT_STATUS nrt_tensor_attach_buffer(nrt_tensor_t* tensor, void* buffer, size_t s
   std::shared_lock<std::shared_mutex> lock(RuntimeMutex());
   tensor->window.reset();
   tensor->storage = TensorBuffer::View(buffer, size, tensor->name);
+  tensor->placement = NRT_TENSOR_PLACEMENT_VIRTUAL;  // caller memory, whatever it was before
   return NRT_SUCCESS;
 }
 
@@ -341,8 +341,8 @@ NRT_STATUS nrt_get_tensor_from_tensor_set(nrt_tensor_set_t* tensor_set, const ch
   }
   const auto& tensors = static_cast<TensorSet*>(tensor_set)->tensors;
   auto it = tensors.find(tensor_name);
-  if (it == tensors.end()) {
-    return Fail(NRT_INVALID,
+  if (it == tensors.end()) {  // NRT_FAILURE, as libnrt documents
+    return Fail(NRT_FAILURE,
                 absl::StrFormat("nrt_get_tensor_from_tensor_set: no tensor named '%s' in the set",
                                 tensor_name));
   }

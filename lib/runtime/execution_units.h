@@ -42,9 +42,10 @@ enum class XuKind : int {
 };
 inline constexpr int kXuKindCount = 5;
 
-// Queues per XU kind: tensor units have several so independent transfers
-// need not wait on each other; COMPUTE and COLLECTIVES run one stream.
-inline constexpr int kQueuesPerXu[kXuKindCount] = {4, 4, 4, 1, 1};
+// Queues per XU kind, as the SDK's async API overview gives them: 2 per
+// tensor unit (independent transfers need not wait on each other), 1 for
+// COMPUTE, 3 for COLLECTIVES.
+inline constexpr int kQueuesPerXu[kXuKindCount] = {2, 2, 2, 1, 3};
 
 // "TENSOR_READ" ... "COLLECTIVES", "unknown" for a kind out of range.
 const char* XuKindName(XuKind kind);

@@ -64,8 +64,8 @@ TEST(ExecutionUnitsTest, SequenceIdEncoding) {
 
 TEST(ExecutionUnitsTest, RunsOneQueueInOrderAndNumbersFromOne) {
   ExecutionUnits units;
-  EXPECT_EQ(units.LastCompleted(1, XuKind::kTensorWrite, 3),
-            MakeSeq(MakeXuId(1, XuKind::kTensorWrite, 3), 0));
+  EXPECT_EQ(units.LastCompleted(1, XuKind::kTensorWrite, 1),
+            MakeSeq(MakeXuId(1, XuKind::kTensorWrite, 1), 0));
   std::mutex mu;
   std::vector<int> order;
   std::vector<XuSeq> seqs;
@@ -75,9 +75,9 @@ TEST(ExecutionUnitsTest, RunsOneQueueInOrderAndNumbersFromOne) {
       order.push_back(i);
       return NRT_SUCCESS;
     };
-    absl::StatusOr<XuSeq> seq = units.Enqueue(1, XuKind::kTensorWrite, 3, Req(record));
+    absl::StatusOr<XuSeq> seq = units.Enqueue(1, XuKind::kTensorWrite, 1, Req(record));
     ASSERT_TRUE(seq.ok()) << seq.status();
-    EXPECT_EQ(*seq, MakeSeq(MakeXuId(1, XuKind::kTensorWrite, 3), i + 1));
+    EXPECT_EQ(*seq, MakeSeq(MakeXuId(1, XuKind::kTensorWrite, 1), i + 1));
     seqs.push_back(*seq);
   }
   ASSERT_TRUE(units.Drain(1).ok());
@@ -85,7 +85,7 @@ TEST(ExecutionUnitsTest, RunsOneQueueInOrderAndNumbersFromOne) {
   for (int i = 0; i < 50; ++i) want[i] = i;
   EXPECT_EQ(order, want);
   for (XuSeq seq : seqs) EXPECT_EQ(units.IsCompleted(seq).value_or(false), true);
-  EXPECT_EQ(units.LastCompleted(1, XuKind::kTensorWrite, 3), seqs.back());
+  EXPECT_EQ(units.LastCompleted(1, XuKind::kTensorWrite, 1), seqs.back());
   // Each queue numbers its own requests.
   absl::StatusOr<XuSeq> other =
       units.Enqueue(1, XuKind::kTensorWrite, 0, Req([] { return NRT_SUCCESS; }));
@@ -100,9 +100,13 @@ TEST(ExecutionUnitsTest, RejectsBadQueuesCoresAndUnknownSequences) {
   EXPECT_EQ(NrtStatusOf(s.status()), NRT_INVALID);
   EXPECT_EQ(s.status().message(),
             "queue 1 is not a queue of the COMPUTE unit (it has queue 0 only)");
-  s = units.Enqueue(0, XuKind::kTensorRead, 4, Req(noop));
+  s = units.Enqueue(0, XuKind::kTensorRead, 2, Req(noop));
   EXPECT_EQ(s.status().message(),
-            "queue 4 is not a queue of the TENSOR_READ unit (it has queues 0-3)");
+            "queue 2 is not a queue of the TENSOR_READ unit (it has queues 0-1)");
+  s = units.Enqueue(0, XuKind::kCollectives, 3, Req(noop));
+  EXPECT_EQ(s.status().message(),
+            "queue 3 is not a queue of the COLLECTIVES unit (it has queues 0-2)");
+  EXPECT_TRUE(units.Enqueue(0, XuKind::kCollectives, 2, Req(noop)).ok());
   s = units.Enqueue(0, static_cast<XuKind>(9), 0, Req(noop));
   EXPECT_EQ(s.status().message(), "unknown execution unit 9");
   s = units.Enqueue(256, XuKind::kTensorRead, 0, Req(noop));
@@ -201,9 +205,9 @@ TEST(ExecutionUnitsTest, DrainWaitsForQueuedWorkOfItsCoreOnly) {
     return NRT_SUCCESS;
   };
   ASSERT_TRUE(units.Enqueue(1, XuKind::kTensorRead, 0, Req(blocked)).ok());
-  for (int q = 0; q < 4; ++q) {
-    for (int i = 0; i < 5; ++i) {
-      ASSERT_TRUE(units.Enqueue(0, XuKind::kTensorOp, q, Req(count)).ok());
+  for (int q = 0; q < 2; ++q) {
+    for (int i = 0; i < 10; ++i) {
+      EXPECT_TRUE(units.Enqueue(0, XuKind::kTensorOp, q, Req(count)).ok());
     }
   }
   ASSERT_TRUE(units.Drain(0).ok());  // core 1 stays blocked

@@ -130,7 +130,8 @@ static void check_tensors(void) {
   EXPECT(nrt_tensor_get_device_allocation_info(slice, &si) == NRT_SUCCESS);
   EXPECT(si.physical_address == ai.physical_address + 4);
   nrt_tensor_t *host = NULL;
-  EXPECT(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_HOST, -1, 16, "host", &host) == NRT_SUCCESS);
+  EXPECT(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_VIRTUAL, -1, 16, "host", &host) == NRT_SUCCESS);
+  EXPECT(nrt_tensor_get_size(host) == 16 && nrt_tensor_get_va(host) != NULL);
   EXPECT(nrt_tensor_get_device_allocation_info(host, &ai) == NRT_INVALID);
   uint8_t w0[2] = {0x11, 0x22}, w1[3] = {0x33, 0x44, 0x55}, r0[2], r1[3];
   nrt_tensor_batch_op_t wops[2] = {{0, 2, w0}, {10, 3, w1}};
@@ -196,7 +197,7 @@ static void check_execute(nrt_model_t *model) {
   EXPECT(nrt_add_tensor_to_tensor_set(ins, "b", tb) == NRT_SUCCESS);
   nrt_tensor_t *got = NULL;
   EXPECT(nrt_get_tensor_from_tensor_set(ins, "b", &got) == NRT_SUCCESS && got == tb);
-  EXPECT(nrt_get_tensor_from_tensor_set(ins, "nope", &got) == NRT_INVALID);
+  EXPECT(nrt_get_tensor_from_tensor_set(ins, "nope", &got) == NRT_FAILURE);
 
   EXPECT(nrt_tensor_check_output_completion(ts, 0, 1) == NRT_TIMEOUT);
   EXPECT(nrt_execute(model, ins, outs) == NRT_SUCCESS);
