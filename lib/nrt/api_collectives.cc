@@ -77,12 +77,6 @@ std::mutex g_id_mu;
 bool g_has_global = false;  // guarded by g_id_mu
 uint32_t g_rank = 0, g_world = 1;
 
-// One failure line for an engine error ("NRT_TIMEOUT: rank 1 lost ..."),
-// keeping the engine's code.
-NRT_STATUS EngineFail(const char* function, const absl::Status& status) {
-  return Fail(collectives::NrtStatusOf(status), absl::StrCat(function, ": ", status.message()));
-}
-
 // The engine's error as a runtime status (its code survives Model::Execute);
 // Unimplemented stays as it is, the planner falls back on it.
 absl::Status ToRuntime(absl::Status status) {
@@ -119,7 +113,7 @@ NRT_STATUS EnsureGlobal(const char* function, runtime::Runtime& rt, int vnc, uin
   options.world = static_cast<int>(count);
   absl::StatusOr<std::unique_ptr<Communicator>> comm = Communicator::Create(options);
   if (!comm.ok()) {
-    return EngineFail(function, comm.status());
+    return FailCollectives(function, comm.status());
   }
   auto g = std::make_unique<Global>();
   g->comm = std::move(*comm);
@@ -298,7 +292,7 @@ NRT_STATUS RunPair(const nrt_cc_context& ctx, size_t i, char* in, size_t in_byte
       break;
   }
   if (!st.ok()) {
-    return EngineFail(absl::StrFormat("%s: %s of tensor pair %d", kFn, CcOpName(ctx.cc_op), i).c_str(),
+    return FailCollectives(absl::StrFormat("%s: %s of tensor pair %d", kFn, CcOpName(ctx.cc_op), i).c_str(),
                       st);
   }
   return NRT_SUCCESS;
@@ -431,7 +425,7 @@ NRT_STATUS nrt_barrier(int32_t vnc, uint32_t g_device_id, uint32_t g_device_coun
     return s;
   }
   absl::Status st = g->comm->Barrier();
-  return st.ok() ? NRT_SUCCESS : EngineFail("nrt_barrier", st);
+  return st.ok() ? NRT_SUCCESS : FailCollectives("nrt_barrier", st);
 }
 
 NRT_STATUS nrt_all_gather(int32_t vnc, uint32_t g_device_id, uint32_t g_device_count,
@@ -461,7 +455,7 @@ NRT_STATUS nrt_all_gather(int32_t vnc, uint32_t g_device_id, uint32_t g_device_c
     in = staged.data();
   }
   absl::Status st = g->comm->AllGather(in, output, bytes, neuron::collectives::DataType::kU8);
-  return st.ok() ? NRT_SUCCESS : EngineFail("nrt_all_gather", st);
+  return st.ok() ? NRT_SUCCESS : FailCollectives("nrt_all_gather", st);
 }
 
 NRT_STATUS nrta_cc_prepare(nrt_cc_comm_t* comm, nrt_tensor_list_t* input, nrt_tensor_list_t* output,

@@ -27,14 +27,6 @@ namespace p2p = neuron::collectives::p2p;
 namespace neuron::nrt_api {
 namespace {
 
-// "function: message" with the engine's code; the message without the
-// engine's leading status name, as libnrt reports it.
-NRT_STATUS EngineFail(const char* function, const absl::Status& status) {
-  const NRT_STATUS code = collectives::NrtStatusOf(status);
-  const std::string prefix = absl::StrCat(nrt_get_status_name(code), ": ");
-  return Fail(code, absl::StrCat(function, ": ", absl::StripPrefix(status.message(), prefix)));
-}
-
 NRT_STATUS NewComm(const char* function, const char* peer_ip, int peer_lnc, int lnc, bool send,
                    nrt_async_sendrecv_comm_t** out) {
   if (out == nullptr) return Fail(NRT_INVALID, absl::StrFormat("%s: null communicator pointer", function));
@@ -43,7 +35,7 @@ NRT_STATUS NewComm(const char* function, const char* peer_ip, int peer_lnc, int 
   auto handle = std::make_unique<nrt_async_sendrecv_comm>();
   absl::StatusOr<p2p::Comm*> comm = send ? p2p::Connect(peer_ip, peer_lnc, lnc, std::move(handle))
                                          : p2p::Accept(peer_ip, peer_lnc, lnc, std::move(handle));
-  if (!comm.ok()) return EngineFail(function, comm.status());
+  if (!comm.ok()) return FailCollectives(function, comm.status());
   *out = static_cast<nrt_async_sendrecv_comm*>(*comm);
   return NRT_SUCCESS;
 }
@@ -67,7 +59,7 @@ NRT_STATUS Post(const char* function, nrt_tensor_t* tensor, size_t offset, size_
   auto handle = std::make_unique<nrt_async_sendrecv_request>();
   absl::StatusOr<p2p::Request*> request = send ? p2p::Send(comm, data, length, std::move(handle))
                                                 : p2p::Recv(comm, data, length, std::move(handle));
-  if (!request.ok()) return EngineFail(function, request.status());
+  if (!request.ok()) return FailCollectives(function, request.status());
   *out = static_cast<nrt_async_sendrecv_request*>(*request);
   return NRT_SUCCESS;
 }
@@ -117,12 +109,12 @@ NRT_STATUS nrt_async_sendrecv_init(int lnc) {
     timeout = std::chrono::seconds(std::max<uint64_t>(1, config.exec_timeout_s));
   }
   absl::Status st = p2p::Init(lnc, base, timeout);
-  return st.ok() ? NRT_SUCCESS : EngineFail(kFn, st);
+  return st.ok() ? NRT_SUCCESS : FailCollectives(kFn, st);
 }
 
 NRT_STATUS nrt_async_sendrecv_close(int lnc) {
   absl::Status st = p2p::Close(lnc);
-  return st.ok() ? NRT_SUCCESS : EngineFail("nrt_async_sendrecv_close", st);
+  return st.ok() ? NRT_SUCCESS : FailCollectives("nrt_async_sendrecv_close", st);
 }
 
 NRT_STATUS nrt_async_sendrecv_connect(const char* peer_ip, int peer_lnc, int lnc,
@@ -140,7 +132,7 @@ NRT_STATUS nrt_async_sendrecv_test_comm(nrt_async_sendrecv_comm_t* comm, bool* d
   if (done == nullptr) return Fail(NRT_INVALID, "nrt_async_sendrecv_test_comm: null result pointer");
   *done = false;
   absl::StatusOr<bool> connected = p2p::IsConnected(comm);
-  if (!connected.ok()) return EngineFail(kFn, connected.status());
+  if (!connected.ok()) return FailCollectives(kFn, connected.status());
   *done = *connected;
   return NRT_SUCCESS;
 }
@@ -167,16 +159,16 @@ NRT_STATUS nrt_async_sendrecv_test_request(nrt_async_sendrecv_request_t* request
   if (done == nullptr) return Fail(NRT_INVALID, "nrt_async_sendrecv_test_request: null result pointer");
   *done = false;
   absl::StatusOr<p2p::Completion> c = p2p::Test(request);
-  if (!c.ok()) return EngineFail(kFn, c.status());
+  if (!c.ok()) return FailCollectives(kFn, c.status());
   if (!c->done) return NRT_SUCCESS;
   *done = true;
   if (size != nullptr) *size = c->bytes;
-  return c->status.ok() ? NRT_SUCCESS : EngineFail(kFn, c->status);
+  return c->status.ok() ? NRT_SUCCESS : FailCollectives(kFn, c->status);
 }
 
 NRT_STATUS nrt_async_sendrecv_flush(int lnc) {
   absl::Status st = p2p::Flush(lnc);
-  return st.ok() ? NRT_SUCCESS : EngineFail("nrt_async_sendrecv_flush", st);
+  return st.ok() ? NRT_SUCCESS : FailCollectives("nrt_async_sendrecv_flush", st);
 }
 
 }  // extern "C"

@@ -3,7 +3,10 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "lib/collectives/communicator.h"
 #include "lib/log/log.h"
 #include "lib/runtime/status.h"
 
@@ -41,6 +44,12 @@ NRT_STATUS Fail(const absl::Status& status) {
 
 NRT_STATUS Fail(const char* function, const absl::Status& status) {
   return Fail(runtime::NrtStatusOf(status), absl::StrCat(function, ": ", status.message()));
+}
+
+NRT_STATUS FailCollectives(const char* function, const absl::Status& status) {
+  const NRT_STATUS code = collectives::NrtStatusOf(status);
+  const std::string prefix = absl::StrCat(nrt_get_status_name(code), ": ");
+  return Fail(code, absl::StrCat(function, ": ", absl::StripPrefix(status.message(), prefix)));
 }
 
 RuntimeRef::RuntimeRef(const char* function)

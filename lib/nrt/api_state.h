@@ -68,6 +68,10 @@ struct TensorSet {
 NRT_STATUS Fail(NRT_STATUS code, std::string message);
 NRT_STATUS Fail(const absl::Status& status);
 NRT_STATUS Fail(const char* function, const absl::Status& status);  // "function: message"
+// The same for an error of lib/collectives, whose code travels as the
+// message's leading status name ("NRT_TIMEOUT: rank 1 lost ..."): the code
+// kept, the name dropped from the line.
+NRT_STATUS FailCollectives(const char* function, const absl::Status& status);
 void SetLastError(std::string message);
 const std::string& LastError();  // the calling thread's
 
