@@ -51,6 +51,10 @@ struct CommOptions {
   // all-reduce finds in the arenas of every member are read by the peers in
   // place, with no staging copy.
   uint64_t arena_bytes = 0;
+  // The algorithm groups that span hosts take: "auto" (by size and
+  // topology), "ring", "rdh" (recursive doubling-halving) or "hier"
+  // (shared memory inside each host, ring across hosts).
+  std::string algorithm = "auto";
 };
 
 // The NRT status a failed operation carries (NRT_SUCCESS for ok).
