@@ -125,7 +125,8 @@ struct Row {
 };
 
 std::string JsonReport(const BenchFlags& f, const std::vector<Row>& rows,
-                       double avg_busbw, int world, int hosts) {
+                       double avg_busbw, int world, int hosts,
+                       const std::string& transport) {
   std::string j = "{\"results\":[";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -143,8 +144,10 @@ std::string JsonReport(const BenchFlags& f, const std::vector<Row>& rows,
   }
   absl::StrAppendFormat(&j,
                         "],\"avg_busbw(GB/s)\":%.6g,\"gb_bytes\":1073741824,\"op\":\"%s\","
-                        "\"reduction\":\"%s\",\"nranks\":%d,\"nnodes\":%d}\n",
-                        avg_busbw, BenchOpName(f.op), ReduceOpName(f.reduce), world, hosts);
+                        "\"reduction\":\"%s\",\"nranks\":%d,\"nnodes\":%d,"
+                        "\"transport\":\"%s\"}\n",
+                        avg_busbw, BenchOpName(f.op), ReduceOpName(f.reduce), world, hosts,
+                        transport);
   return j;
 }
 
@@ -279,7 +282,7 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
     if (f.show_algorithm) {
       row.algorithm = comm.AlgorithmFor(op_name, in_bytes);
       if (f.op == BenchOp::kSendRecv || f.op == BenchOp::kPermute) {
-        row.algorithm = world == 1 ? "local" : comm.hosts() > 1 ? "tcp" : "direct";
+        row.algorithm = world == 1 ? "local" : comm.hosts() > 1 ? "p2p" : "direct";
       }
     }
     if (check) {
@@ -345,7 +348,8 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
   double bus_sum = 0;
   for (const Row& r : rows) bus_sum += r.busbw;
   const double avg_busbw = rows.empty() ? 0 : bus_sum / static_cast<double>(rows.size());
-  const std::string json = JsonReport(f, rows, avg_busbw, world, comm.hosts());
+  const std::string json = JsonReport(f, rows, avg_busbw, world, comm.hosts(),
+                                       comm.TransportName());
   if (!f.json_file.empty()) {
     FILE* fp = f.json_file == "-" ? stdout : std::fopen(f.json_file.c_str(), "w");
     if (fp == nullptr) {
@@ -359,8 +363,9 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
     std::fputs(json.c_str(), stdout);
   } else {
     std::string out_text = absl::StrFormat(
-        "# %s: %d rank(s) on %d host(s), %s, %s, iters %d, warmup %d; GB/s = 2^30 bytes/s\n",
+        "# %s: %d rank(s) on %d host(s)%s, %s, %s, iters %d, warmup %d; GB/s = 2^30 bytes/s\n",
         op_name, world, comm.hosts(),
+        comm.hosts() > 1 ? absl::StrCat(" over ", comm.TransportName()) : std::string(),
         (f.op == BenchOp::kAllReduce || f.op == BenchOp::kReduceScatter)
             ? absl::StrCat("op ", ReduceOpName(f.reduce))
             : std::string("no reduction"),

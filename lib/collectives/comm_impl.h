@@ -1,5 +1,6 @@
 // The communicator's state, shared by its bootstrap (communicator.cc), the
-// shared-memory algorithms (shm_ops.cc) and the TCP ring (ring_ops.cc).
+// loss roll call (roll_call.cc), the shared-memory algorithms (shm_ops.cc)
+// and the inter-host algorithms (inter_host_ops.cc).
 // Internal to lib/collectives.
 #ifndef NEURON_LIB_COLLECTIVES_COMM_IMPL_H_
 #define NEURON_LIB_COLLECTIVES_COMM_IMPL_H_
@@ -7,12 +8,14 @@
 #include <netinet/in.h>
 
 #include <atomic>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "lib/collectives/communicator.h"
 #include "lib/collectives/net.h"
+#include "lib/collectives/transport.h"
 
 namespace neuron::collectives {
 
@@ -52,11 +55,15 @@ struct SegmentHeader {
 struct Peer {
   int pid = 0;
   std::string host;  // host key: ranks with the same key share memory
+  std::string name;  // the host as people know it (name or address)
   sockaddr_in data_addr{};
   int local = -1;  // index among this host's ranks, -1 on other hosts
   uint64_t arena_bytes = 0;
   size_t arena_offset = 0;  // in the segment
 };
+
+enum class InterHostAlgorithm { kRing, kRdh, kHier };
+const char* InterHostAlgorithmName(InterHostAlgorithm a);  // "ring", "rdh", "hier"
 
 // One operation's view of its group.
 struct GroupView {
@@ -77,14 +84,24 @@ class Communicator::Impl {
   // Bootstrap sockets: to rank 0 (others), from every rank (rank 0).
   int boot_fd = -1;
   std::vector<int> boot_fds;
-  std::vector<bool> boot_closed;  // peers seen leaving (per rank; [0] = root)
   int data_listen_fd = -1;
-  std::vector<int> links;  // TCP link per rank when the job spans hosts
-  bool notified = false;   // told the other ranks about a loss
-  // A loss announced through the bootstrap connections (rank 0 relays
-  // them); -1: none within timeout_ms.
-  int PollLossNotice(int timeout_ms);
   uint64_t barrier_epoch = 0;
+
+  // Across hosts: the transport, and a TCP control connection per rank
+  // that carries only the loss roll call (roll_call.cc).
+  std::unique_ptr<Transport> transport;
+  std::vector<int> control;
+  std::vector<bool> answered;  // said 'R' (roll call) or 'B' (left)
+  std::vector<bool> left;      // closed the communicator normally
+  absl::Status broken;         // the first failure; later operations repeat it
+  // A roll call another rank started, or a peer's control connection that
+  // closed without a goodbye: the operation's status then (OK: neither).
+  absl::Status CheckControl();
+  // Asks every rank to answer within a second; those that do not are lost.
+  // suspect (-1: none) and why describe what this rank saw first.
+  absl::Status RollCall(int suspect, const std::string& why);
+  void SayGoodbye();
+  std::string HostOf(int r) const;  // "host NAME (ADDR)"
 
   // Shared memory with this host's ranks.
   char* shm = nullptr;
@@ -102,6 +119,9 @@ class Communicator::Impl {
   uint64_t inline_step[2] = {0, 0};
   std::vector<uint64_t> known_done;            // per local rank, cached
   std::vector<char> scratch;                   // ring receive buffer
+  std::vector<char> hier_scratch, slice;       // hier's padding and slice
+  size_t rdh_doubling_bytes = 16 * 1024;       // rdh: whole vectors up to here
+  size_t rdh_bytes = 64 * 1024;                // auto: rdh up to here, then ring
 
   net::Deadline deadline;  // of the operation in progress
 
@@ -110,7 +130,12 @@ class Communicator::Impl {
   // communicator.cc
   absl::Status Bootstrap();
   absl::Status SetupShm();
-  absl::Status SetupLinks();
+  absl::Status SetupTransport();
+  // A TCP connection with every other rank (-1: self): the higher rank
+  // connects to the lower one's data listener and names the channel.
+  absl::StatusOr<std::vector<int>> ConnectMesh(int channel);
+  // Every rank's blob, through rank 0 (set-up only).
+  absl::StatusOr<std::vector<std::string>> BootAllGather(const std::string& mine);
   absl::Status SocketBarrier(bool ok);
   // The caller's group; valid until the next call (no allocation for the
   // whole world).
@@ -153,11 +178,21 @@ class Communicator::Impl {
                            size_t bytes);
   absl::Status ShmBarrier();
 
-  // ring_ops.cc
-  absl::Status Duplex(int to, const void* sbuf, size_t sbytes, int from,
-                      void* rbuf, size_t rbytes);
-  absl::Status RingAllReduce(const GroupView& g, const char* in, char* out,
-                             size_t count, DataType type, ReduceOp op);
+  // The algorithm an all-reduce of `bytes` per rank across hosts takes;
+  // the same on every rank (it looks at every group, not just this one's).
+  InterHostAlgorithm ChooseInterHost(const Groups& groups, size_t bytes) const;
+
+  // inter_host_ops.cc. The bodies work in place on out and take no
+  // pipeline steps; their callers account for them.
+  absl::Status Xfer(int to, const void* sbuf, size_t sbytes, int from,
+                    void* rbuf, size_t rbytes);
+  absl::Status RingAllReduceBody(const GroupView& g, char* out, size_t count,
+                                 DataType type, ReduceOp op);
+  absl::Status RdhAllReduceBody(const GroupView& g, char* out, size_t count,
+                                DataType type, ReduceOp op);
+  absl::Status HierAllReduce(const GroupView& g, const char* in, char* out,
+                             size_t count, DataType type, ReduceOp op,
+                             InterHostAlgorithm across);
   absl::Status RingReduceScatter(const GroupView& g, const char* in, char* out,
                                  size_t count, DataType type, ReduceOp op);
   absl::Status RingAllGather(const GroupView& g, const char* in, char* out,

@@ -1,5 +1,6 @@
 // Bootstrap, set-up and dispatch of the communicator. The algorithms are in
-// shm_ops.cc (one host) and ring_ops.cc (across hosts).
+// shm_ops.cc (one host) and inter_host_ops.cc (across hosts, over the
+// Transport of transport.h); roll_call.cc names lost ranks.
 #include "lib/collectives/communicator.h"
 
 #include <fcntl.h>
@@ -7,6 +8,7 @@
 #include <sys/socket.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/collectives/comm_impl.h"
+#include "lib/log/log.h"
 
 namespace neuron::collectives {
 namespace {
@@ -33,8 +36,17 @@ struct Hello {
   uint32_t data_ip;    // network order
   uint32_t data_port;  // host order
   uint64_t arena_bytes;
-  char host[64];
+  char host[64];  // the host key
+  char name[64];  // the host as people know it
 };
+
+// Ranks in different network namespaces are on different hosts even when
+// the host name is the same (a test cluster of namespaces, containers).
+std::string HostKey(const std::string& name) {
+  struct stat st{};
+  if (stat("/proc/self/ns/net", &st) != 0) return name;
+  return absl::StrCat(name, "/net:", st.st_ino);
+}
 
 std::string HostName() {
   char buf[256] = {};
@@ -100,29 +112,16 @@ Communicator::Impl::~Impl() {
   if (shm != nullptr) munmap(shm, shm_size);
   if (boot_fd >= 0) close(boot_fd);
   for (int fd : boot_fds) if (fd >= 0) close(fd);
-  for (int fd : links) if (fd >= 0) close(fd);
+  if (!control.empty()) SayGoodbye();
+  transport.reset();
+  for (int fd : control) if (fd >= 0) close(fd);
   if (data_listen_fd >= 0) close(data_listen_fd);
   if (opt.listen_fd >= 0 && rank == 0) close(opt.listen_fd);
 }
 
 absl::Status Communicator::Impl::Lost(int peer, const std::string& why) {
-  // Tell every rank which rank was lost, through rank 0's bootstrap
-  // connections (idle during operations), so ranks not linked to it name it
-  // too instead of the neighbour that gave up. The message is the int32 a
-  // failing barrier sends, so a barrier in progress reads it the same way.
-  if (!notified && !links.empty()) {
-    notified = true;
-    const int32_t who = peer;
-    if (rank != 0) {
-      (void)send(boot_fd, &who, sizeof(who), MSG_NOSIGNAL | MSG_DONTWAIT);
-    } else {
-      for (int r = 1; r < world; ++r) {
-        if (r != peer && boot_fds[r] >= 0) {
-          (void)send(boot_fds[r], &who, sizeof(who), MSG_NOSIGNAL | MSG_DONTWAIT);
-        }
-      }
-    }
-  }
+  // Across hosts the roll call finds out who is really gone.
+  if (!control.empty()) return RollCall(peer, why.empty() ? "was lost" : why);
   if (header != nullptr) {
     int32_t expected = 0;
     header->lost.compare_exchange_strong(expected, peer + 1);
@@ -136,42 +135,6 @@ absl::Status Communicator::Impl::Lost(int peer, const std::string& why) {
   return NrtError(NRT_TIMEOUT, absl::StrCat("rank ", peer, " lost: ", why));
 }
 
-int Communicator::Impl::PollLossNotice(int timeout_ms) {
-  std::vector<pollfd> fds;
-  if (rank == 0) {
-    for (int r = 1; r < world; ++r) {
-      if (boot_fds[r] >= 0 && !boot_closed[r]) fds.push_back({boot_fds[r], POLLIN, 0});
-    }
-  } else if (boot_fd >= 0 && !boot_closed[0]) {
-    fds.push_back({boot_fd, POLLIN, 0});
-  }
-  if (fds.empty() || poll(fds.data(), fds.size(), timeout_ms) <= 0) return -1;
-  for (const pollfd& p : fds) {
-    if (p.revents == 0) continue;
-    // Peek: a barrier's "ok" (-1) sent early by a faster rank stays queued
-    // for the barrier that will read it.
-    int32_t lost = -1;
-    const ssize_t n = recv(p.fd, &lost, sizeof(lost), MSG_PEEK);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-      // A rank that finished and left: not a loss by itself (its peers
-      // find out if they still need it), but stop watching it.
-      for (int r = 0; r < world; ++r) {
-        if ((rank == 0 ? boot_fds[r] : boot_fd) == p.fd) boot_closed[r] = true;
-      }
-      continue;
-    }
-    if (n != static_cast<ssize_t>(sizeof(lost)) || lost < 0 || lost >= world) continue;
-    (void)recv(p.fd, &lost, sizeof(lost), MSG_WAITALL);
-    if (rank == 0) {
-      notified = false;  // relay to everyone
-      (void)Lost(lost, "");
-    }
-    notified = true;
-    return lost;
-  }
-  return -1;
-}
-
 absl::Status Communicator::Impl::Bootstrap() {
   StartOp();
   Hello mine{};
@@ -179,8 +142,10 @@ absl::Status Communicator::Impl::Bootstrap() {
   mine.rank = static_cast<uint32_t>(rank);
   mine.world = static_cast<uint32_t>(world);
   mine.pid = static_cast<uint32_t>(getpid());
-  const std::string host = opt.host_addr.empty() ? HostName() : opt.host_addr;
+  const std::string name = opt.host_addr.empty() ? HostName() : opt.host_addr;
+  const std::string host = opt.host_addr.empty() ? HostKey(name) : opt.host_addr;
   std::snprintf(mine.host, sizeof(mine.host), "%s", host.c_str());
+  std::snprintf(mine.name, sizeof(mine.name), "%s", name.c_str());
 
   auto root = net::ParseHostPort(opt.root_comm_id);
   if (!root.ok() && !(rank == 0 && opt.listen_fd >= 0)) {
@@ -222,7 +187,6 @@ absl::Status Communicator::Impl::Bootstrap() {
                        : self.sin_addr.s_addr;
     table[0] = mine;
     boot_fds.assign(static_cast<size_t>(world), -1);
-    boot_closed.assign(static_cast<size_t>(world), false);
     std::vector<bool> joined(static_cast<size_t>(world), false);
     joined[0] = true;
     for (int n = 1; n < world; ++n) {
@@ -234,6 +198,15 @@ absl::Status Communicator::Impl::Bootstrap() {
         std::vector<int> missing;
         for (int r = 0; r < world; ++r) if (!joined[r]) missing.push_back(r);
         if (fd.ok()) close(*fd);
+        // Tell the ranks that did join which are missing.
+        std::vector<uint32_t> notice{static_cast<uint32_t>(missing.size())};
+        notice.insert(notice.end(), missing.begin(), missing.end());
+        for (int r = 1; r < world; ++r) {
+          if (boot_fds[r] >= 0) {
+            (void)net::SendAll(boot_fds[r], notice.data(), notice.size() * 4,
+                               net::Clock::now() + std::chrono::milliseconds(200));
+          }
+        }
         return NrtError(NRT_TIMEOUT,
                         absl::StrCat("rank(s) ", absl::StrJoin(missing, ","),
                                      " did not join within ", opt.timeout_s,
@@ -260,7 +233,9 @@ absl::Status Communicator::Impl::Bootstrap() {
     std::random_device rd;
     nonce = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(getpid());
     for (int r = 1; r < world; ++r) {
-      absl::Status st = net::SendAll(boot_fds[r], &nonce, sizeof(nonce), deadline);
+      const uint32_t none = 0;  // ranks missing
+      absl::Status st = net::SendAll(boot_fds[r], &none, sizeof(none), deadline);
+      if (st.ok()) st = net::SendAll(boot_fds[r], &nonce, sizeof(nonce), deadline);
       if (st.ok()) st = net::SendAll(boot_fds[r], table.data(), sizeof(Hello) * table.size(), deadline);
       if (!st.ok()) return Lost(r, "closed its bootstrap connection");
     }
@@ -273,10 +248,23 @@ absl::Status Communicator::Impl::Bootstrap() {
                                    opt.root_comm_id, ": ", fd.status().message()));
     }
     boot_fd = *fd;
-    boot_closed.assign(static_cast<size_t>(world), false);
     mine.data_ip = opt.host_addr.empty() ? net::LocalAddr(boot_fd).sin_addr.s_addr
                                          : self.sin_addr.s_addr;
+    // Rank 0 gives up at its deadline, a little before ours.
+    const net::Deadline later = deadline + std::chrono::seconds(1);
     absl::Status st = net::SendAll(boot_fd, &mine, sizeof(mine), deadline);
+    uint32_t missing = 0;
+    if (st.ok()) st = net::RecvAll(boot_fd, &missing, sizeof(missing), later);
+    if (st.ok() && missing > 0 && missing < static_cast<uint32_t>(world)) {
+      std::vector<uint32_t> who(missing);
+      if (net::RecvAll(boot_fd, who.data(), missing * 4, later).ok()) {
+        return NrtError(NRT_TIMEOUT,
+                        absl::StrCat(missing == 1 ? "rank " : "ranks ",
+                                     absl::StrJoin(who, ","), " did not join within ",
+                                     opt.timeout_s, " s (NEURON_RT_EXEC_TIMEOUT) at ",
+                                     opt.root_comm_id, " (rank 0 waited for it)"));
+      }
+    }
     if (st.ok()) st = net::RecvAll(boot_fd, &nonce, sizeof(nonce), deadline);
     if (st.ok()) st = net::RecvAll(boot_fd, table.data(), sizeof(Hello) * table.size(), deadline);
     if (!st.ok()) {
@@ -294,6 +282,7 @@ absl::Status Communicator::Impl::Bootstrap() {
     Peer& p = peers[r];
     p.pid = static_cast<int>(table[r].pid);
     p.host.assign(table[r].host, strnlen(table[r].host, sizeof(table[r].host)));
+    p.name.assign(table[r].name, strnlen(table[r].name, sizeof(table[r].name)));
     p.data_addr.sin_family = AF_INET;
     p.data_addr.sin_addr.s_addr = table[r].data_ip;
     p.data_addr.sin_port = htons(static_cast<uint16_t>(table[r].data_port));
@@ -424,31 +413,108 @@ absl::Status Communicator::Impl::SetupShm() {
   return SocketBarrier(true);
 }
 
-absl::Status Communicator::Impl::SetupLinks() {
-  links.assign(static_cast<size_t>(world), -1);
-  if (nhosts <= 1) return absl::OkStatus();
-  // Every pair gets a link: the higher rank connects to the lower one.
+absl::StatusOr<std::vector<int>> Communicator::Impl::ConnectMesh(int channel) {
+  std::vector<int> fds(static_cast<size_t>(world), -1);
+  auto fail = [&](absl::Status st) {
+    for (int fd : fds) if (fd >= 0) close(fd);
+    return st;
+  };
   for (int r = 0; r < rank; ++r) {
     auto fd = net::Connect(peers[r].data_addr, deadline, nullptr);
-    if (!fd.ok()) return Lost(r, std::string(fd.status().message()));
-    int32_t me = rank;
-    absl::Status st = net::SendAll(*fd, &me, sizeof(me), deadline);
-    if (!st.ok()) return Lost(r, "closed its data connection");
-    links[r] = *fd;
+    if (!fd.ok()) {
+      return fail(NrtError(NRT_TIMEOUT, absl::StrCat("cannot connect to rank ", r, " (",
+                                                     HostOf(r), "): ", fd.status().message())));
+    }
+    fds[r] = *fd;
+    const int32_t hello[2] = {rank, channel};
+    absl::Status st = net::SendAll(*fd, hello, sizeof(hello), deadline);
+    if (!st.ok()) {
+      return fail(NrtError(NRT_TIMEOUT, absl::StrCat("rank ", r, " (", HostOf(r),
+                                                     ") closed its connection")));
+    }
   }
   for (int n = rank + 1; n < world; ++n) {
     auto fd = net::Accept(data_listen_fd, deadline);
-    int32_t who = -1;
-    absl::Status st = fd.ok() ? net::RecvAll(*fd, &who, sizeof(who), deadline)
+    int32_t hello[2] = {-1, -1};
+    absl::Status st = fd.ok() ? net::RecvAll(*fd, hello, sizeof(hello), deadline)
                               : fd.status();
-    if (!st.ok() || who <= rank || who >= world || links[who] >= 0) {
+    const int who = hello[0];
+    if (!st.ok() || who <= rank || who >= world || hello[1] != channel || fds[who] >= 0) {
       if (fd.ok()) close(*fd);
-      return NrtError(NRT_TIMEOUT, "not every rank connected its data link");
+      return fail(NrtError(NRT_TIMEOUT, absl::StrCat("not every rank above ", rank,
+                                                     " connected within ", opt.timeout_s,
+                                                     " s (NEURON_RT_EXEC_TIMEOUT)")));
     }
-    links[who] = *fd;
+    fds[who] = *fd;
     const int big = 4 << 20;
     setsockopt(*fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
     setsockopt(*fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+  }
+  return fds;
+}
+
+absl::StatusOr<std::vector<std::string>> Communicator::Impl::BootAllGather(
+    const std::string& mine) {
+  // Message: u32 length, bytes; rank 0 answers with every rank's, in order.
+  std::vector<std::string> all(static_cast<size_t>(world));
+  auto recv_blob = [&](int fd, std::string* out) {
+    uint32_t n = 0;
+    absl::Status st = net::RecvAll(fd, &n, sizeof(n), deadline);
+    if (st.ok() && n > (1u << 20)) st = absl::DataLossError("blob too large");
+    if (st.ok()) {
+      out->resize(n);
+      st = net::RecvAll(fd, out->data(), n, deadline);
+    }
+    return st;
+  };
+  auto send_blob = [&](int fd, const std::string& b) {
+    const uint32_t n = static_cast<uint32_t>(b.size());
+    absl::Status st = net::SendAll(fd, &n, sizeof(n), deadline);
+    if (st.ok()) st = net::SendAll(fd, b.data(), n, deadline);
+    return st;
+  };
+  if (rank == 0) {
+    all[0] = mine;
+    for (int r = 1; r < world; ++r) {
+      if (!recv_blob(boot_fds[r], &all[r]).ok()) return Lost(r, "left during set-up");
+    }
+    for (int r = 1; r < world; ++r) {
+      for (const std::string& b : all) {
+        if (!send_blob(boot_fds[r], b).ok()) return Lost(r, "left during set-up");
+      }
+    }
+    return all;
+  }
+  absl::Status st = send_blob(boot_fd, mine);
+  for (int r = 0; st.ok() && r < world; ++r) st = recv_blob(boot_fd, &all[r]);
+  if (!st.ok()) return Lost(0, "left during set-up");
+  return all;
+}
+
+absl::Status Communicator::Impl::SetupTransport() {
+  if (nhosts <= 1) return absl::OkStatus();
+  auto mesh = ConnectMesh(0);
+  if (!mesh.ok()) return mesh.status();
+  control = std::move(*mesh);
+  for (int fd : control) if (fd >= 0) net::Tune(fd);
+  answered.assign(static_cast<size_t>(world), false);
+  left.assign(static_cast<size_t>(world), false);
+  TransportSetup setup;
+  setup.rank = rank;
+  setup.world = world;
+  for (const Peer& p : peers) setup.addrs.push_back(p.data_addr);
+  setup.chunk_bytes = opt.chunk_bytes;
+  setup.channel_buffers = opt.channel_buffers;
+  setup.all_gather = [this](const std::string& b) { return BootAllGather(b); };
+  setup.tcp_mesh = [this]() { return ConnectMesh(1); };
+  setup.hooks.check = [this]() { return CheckControl(); };
+  setup.hooks.lost = [this](int peer, const std::string& why) { return Lost(peer, why); };
+  setup.hooks.deadline = &deadline;
+  auto t = MakeInterHostTransport(setup);
+  if (!t.ok()) return t.status();
+  transport = std::move(*t);
+  if (rank == 0) {
+    NEURON_LOG(NRT, kInfo, "collectives across %d hosts over %s", nhosts, transport->Name());
   }
   return SocketBarrier(true);
 }
@@ -529,7 +595,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
     }
     absl::Status st = impl->Bootstrap();
     if (st.ok()) st = impl->SetupShm();
-    if (st.ok()) st = impl->SetupLinks();
+    if (st.ok()) st = impl->SetupTransport();
     if (!st.ok()) return st;
   } else {
     impl->peers.resize(1);
@@ -538,7 +604,6 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
     impl->peers[0].arena_bytes = 0;  // one rank: nothing to share
     absl::Status st = impl->SetupShm();
     if (!st.ok()) return st;
-    impl->links.assign(1, -1);
   }
   return std::unique_ptr<Communicator>(new Communicator(std::move(impl)));
 }
@@ -561,8 +626,22 @@ absl::Status Communicator::AllReduce(const void* in, void* out, size_t count,
   impl_->StartOp();
   const char* i = static_cast<const char*>(in);
   char* o = static_cast<char*>(out);
-  return v->local ? impl_->ShmAllReduce(*v, i, o, count, type, op)
-                  : impl_->RingAllReduce(*v, i, o, count, type, op);
+  if (v->local) return impl_->ShmAllReduce(*v, i, o, count, type, op);
+  Impl& m = *impl_;
+  const size_t es = DataTypeSize(type);
+  const InterHostAlgorithm a = m.ChooseInterHost(groups, count * es);
+  if (a == InterHostAlgorithm::kHier) {
+    size_t l = 0;  // this host's members: the slice each sends across
+    for (int r : v->members) l += m.peers[r].host == m.peers[m.rank].host;
+    const size_t slice = (count + l - 1) / l * es;
+    const bool small = slice <= m.rdh_bytes && m.opt.algorithm != "ring";
+    return m.HierAllReduce(*v, i, o, count, type, op,
+                           small ? InterHostAlgorithm::kRdh : InterHostAlgorithm::kRing);
+  }
+  m.step += m.AllReduceSteps(count, es, v->members.size());
+  if (o != i && count) std::memmove(o, i, count * es);
+  return a == InterHostAlgorithm::kRdh ? m.RdhAllReduceBody(*v, o, count, type, op)
+                                       : m.RingAllReduceBody(*v, o, count, type, op);
 }
 
 absl::Status Communicator::AllGather(const void* in, void* out, size_t count,
@@ -652,7 +731,7 @@ absl::Status Communicator::SendRecv(const void* in, int to, void* out, int from,
   if (local || m.world == 1) return m.ShmSendRecv(i, to, o, from, bytes);
   m.step += m.CopySteps(bytes, 2);  // keeps the pipeline steps identical on every rank
   if (from < 0 && bytes) std::memset(o, 0, bytes);
-  return m.Duplex(to, i, to >= 0 ? bytes : 0, from, o, from >= 0 ? bytes : 0);
+  return m.Xfer(to, i, to >= 0 ? bytes : 0, from, o, from >= 0 ? bytes : 0);
 }
 
 absl::Status Communicator::Barrier() {
@@ -669,8 +748,11 @@ std::string Communicator::AlgorithmFor(const char* op, size_t bytes,
   if (!vv.ok()) return "invalid";
   const GroupView* v = *vv;
   if (v->members.size() == 1) return "local";
-  if (!v->local) return "ring";
   const std::string_view o(op);
+  if (!v->local) {
+    return o == "allr" ? InterHostAlgorithmName(impl_->ChooseInterHost(groups, bytes))
+                       : "ring";
+  }
   if (o == "allr" && bytes > impl_->small_bytes) {
     bool arenas = true;
     for (int r : v->members) arenas = arenas && impl_->peers[r].arena_bytes > 0;
@@ -678,6 +760,54 @@ std::string Communicator::AlgorithmFor(const char* op, size_t bytes,
   }
   if (o == "redsct" || o == "allr") return o == "allr" ? "direct" : "pipelined";
   return bytes > impl_->chunk ? "pipelined" : "direct";
+}
+
+std::string Communicator::TransportName() const {
+  if (impl_->transport != nullptr) return impl_->transport->Name();
+  return impl_->world == 1 ? "none" : "shared memory";
+}
+
+const char* InterHostAlgorithmName(InterHostAlgorithm a) {
+  switch (a) {
+    case InterHostAlgorithm::kRing: return "ring";
+    case InterHostAlgorithm::kRdh: return "rdh";
+    case InterHostAlgorithm::kHier: return "hier";
+  }
+  return "ring";
+}
+
+bool IsInterHostAlgorithm(const std::string& name) {
+  return name == "auto" || name == "ring" || name == "rdh" || name == "hier";
+}
+
+InterHostAlgorithm Communicator::Impl::ChooseInterHost(const Groups& groups,
+                                                       size_t bytes) const {
+  // hier needs every group to span hosts with the same number of its
+  // ranks on each (L >= 2): then every rank takes the same path, and the
+  // shared-memory steps stay in agreement on every host.
+  auto hier_fits = [&]() {
+    auto fits = [&](const Group& g) {
+      std::vector<std::pair<std::string, int>> per_host;
+      for (int r : g) {
+        auto it = std::find_if(per_host.begin(), per_host.end(),
+                               [&](const auto& e) { return e.first == peers[r].host; });
+        if (it == per_host.end()) per_host.push_back({peers[r].host, 1});
+        else ++it->second;
+      }
+      if (per_host.size() < 2 || per_host[0].second < 2 || header == nullptr) return false;
+      for (const auto& e : per_host) if (e.second != per_host[0].second) return false;
+      return true;
+    };
+    if (groups.empty()) return fits(world_view.members.empty() ? Group{} : world_view.members);
+    for (const Group& g : groups) if (!fits(g)) return false;
+    return true;
+  };
+  const std::string& forced = opt.algorithm;
+  if (forced == "ring") return InterHostAlgorithm::kRing;
+  if (forced == "rdh") return InterHostAlgorithm::kRdh;
+  if (forced == "hier") return hier_fits() ? InterHostAlgorithm::kHier : InterHostAlgorithm::kRing;
+  if (hier_fits()) return InterHostAlgorithm::kHier;
+  return bytes <= rdh_bytes ? InterHostAlgorithm::kRdh : InterHostAlgorithm::kRing;
 }
 
 }  // namespace neuron::collectives

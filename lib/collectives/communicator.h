@@ -6,7 +6,8 @@
 // calls it, in the same order, with the same sizes and groups (as HLO's
 // replica groups, which partition the ranks). Groups then run independently.
 // Ranks of one host exchange data through one shared-memory segment set up
-// at Create() and reused; a group spanning hosts uses a TCP ring.
+// at Create() and reused; groups spanning hosts go through a Transport
+// (libfabric, or TCP where libfabric has no provider).
 //
 // Failures carry the NRT status name first in the message, e.g.
 // "NRT_TIMEOUT: rank 2 lost ..."; NrtStatusOf() recovers the code.
@@ -62,6 +63,9 @@ NRT_STATUS NrtStatusOf(const absl::Status& status);
 // absl::Status whose message starts with the NRT status name.
 absl::Status NrtError(NRT_STATUS code, const std::string& message);
 
+// "auto", "ring", "rdh" or "hier" (CommOptions::algorithm).
+bool IsInterHostAlgorithm(const std::string& name);
+
 // Checks groups against the world: every rank in exactly one group, no
 // empty or unequal groups, ranks in range. "" when well formed.
 std::string ValidateGroups(const Groups& groups, int world);
@@ -108,11 +112,16 @@ class Communicator {
   // Waits for every rank.
   absl::Status Barrier();
 
-  // The algorithm an operation of `bytes` per rank takes here:
-  // "direct" (shared-memory latency path), "pipelined" (shared-memory
-  // chunked reduce-scatter/all-gather), "ring" (TCP).
+  // The algorithm an operation of `bytes` per rank takes here: on one
+  // host "direct" (shared-memory latency path), "pipelined" (chunked
+  // reduce-scatter/all-gather) or "zero-copy"; across hosts "ring", "rdh"
+  // (recursive doubling-halving) or "hier" (shared memory inside each
+  // host, ring or rdh across).
   std::string AlgorithmFor(const char* op, size_t bytes,
                            const Groups& groups = {}) const;
+  // What carries the bytes between hosts: "libfabric PROVIDER", "tcp"
+  // (no provider found), or "shared memory" when the job is on one host.
+  std::string TransportName() const;
 
   class Impl;
 

@@ -15,6 +15,7 @@ DEPS=(
   clang-14 libclang-rt-14-dev
   python3 python3-numpy
   openmpi-bin
+  libfabric-dev iproute2
 )
 
 ensure_deps() {

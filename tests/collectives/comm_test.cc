@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -232,7 +233,12 @@ TEST(Communicator, ThreeHostsOnLoopbackAddressesUseTcp) {
       std::fprintf(stderr, "rank %d sees %d hosts\n", c.rank(), c.hosts());
       return 1;
     }
-    if (c.AlgorithmFor("allr", 1 << 20) != "ring") return 2;
+    // Two ranks on each host: shared memory inside, libfabric across.
+    if (c.AlgorithmFor("allr", 1 << 20) != "hier") return 2;
+    if (c.TransportName().rfind("libfabric ", 0) != 0) {
+      std::fprintf(stderr, "transport: %s\n", c.TransportName().c_str());
+      return 4;
+    }
     int bad = WholeWorld(c, {DataType::kF32, DataType::kBF16, DataType::kS32,
                              DataType::kU8}, sizes);
     // Groups within a host take shared memory, groups across hosts TCP.
@@ -240,10 +246,69 @@ TEST(Communicator, ThreeHostsOnLoopbackAddressesUseTcp) {
     const Groups across = {{0, 2, 4}, {1, 3, 5}};
     const int r = c.rank();
     if (c.AlgorithmFor("allr", 1 << 20, same_host) != "pipelined") return 3;
+    // One rank per host in a group: rdh for latency, ring for bandwidth.
+    if (c.AlgorithmFor("allr", 64, across) != "rdh") return 5;
+    if (c.AlgorithmFor("allr", 1 << 20, across) != "ring") return 6;
     bad += CheckGroup(c, same_host, same_host[r / 2], r % 2, {DataType::kF32}, sizes);
     bad += CheckGroup(c, across, across[r % 2], r / 2, {DataType::kF32}, sizes);
     return bad ? 1 : 0;
   }));
+}
+
+// Each inter-host algorithm, forced, on layouts that stress it: a power of
+// two and not (rdh folds the extra ranks), several ranks a host (hier) and
+// unequal shares of the hosts (hier falls back to ring).
+TEST(Communicator, EveryInterHostAlgorithmMatchesPlainArithmetic) {
+  struct Layout {
+    std::vector<std::string> hosts;
+    const char* hier_becomes;
+  };
+  const std::vector<Layout> layouts = {
+      {{"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"}, "ring"},
+      {{"127.0.0.1", "127.0.0.1", "127.0.0.2", "127.0.0.2"}, "hier"},
+      {{"127.0.0.1", "127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3", "127.0.0.3"}, "ring"},
+  };
+  const std::vector<size_t> sizes = {0, 1, 3, 1001, 20000};
+  for (const Layout& layout : layouts) {
+    for (const std::string algorithm : {"ring", "rdh", "hier"}) {
+      SCOPED_TRACE(algorithm + " on " + std::to_string(layout.hosts.size()) + " ranks");
+      JobOptions o = SmallChunks(static_cast<int>(layout.hosts.size()));
+      o.host_addr = layout.hosts;
+      o.base.algorithm = algorithm;
+      const std::string want = algorithm == "hier" ? layout.hier_becomes : algorithm;
+      ExpectAllZero(RunJob(o, [&](Communicator& c) {
+        if (c.AlgorithmFor("allr", 4096) != want) {
+          std::fprintf(stderr, "rank %d: %s, not %s\n", c.rank(),
+                       c.AlgorithmFor("allr", 4096).c_str(), want.c_str());
+          return 2;
+        }
+        std::vector<int> all;
+        for (int r = 0; r < c.world(); ++r) all.push_back(r);
+        return CheckGroup(c, {}, all, c.rank(),
+                          {DataType::kF32, DataType::kBF16, DataType::kS32, DataType::kU8},
+                          sizes) ? 1 : 0;
+      }));
+    }
+  }
+  EXPECT_TRUE(IsInterHostAlgorithm("auto"));
+  EXPECT_FALSE(IsInterHostAlgorithm("mesh"));
+}
+
+// Where libfabric has no provider (FI_PROVIDER names none), the job falls
+// back to its own TCP mesh, and says so.
+TEST(Communicator, NoFabricProviderFallsBackToTcp) {
+  JobOptions o = SmallChunks(3);
+  o.host_addr = {"127.0.0.1", "127.0.0.2", "127.0.0.3"};
+  setenv("FI_PROVIDER", "no-such-provider", 1);
+  auto results = RunJob(o, [&](Communicator& c) {
+    if (c.TransportName() != "tcp") {
+      std::fprintf(stderr, "transport: %s\n", c.TransportName().c_str());
+      return 2;
+    }
+    return WholeWorld(c, {DataType::kF32, DataType::kS8}, {1, 1001, 20000}) ? 1 : 0;
+  });
+  unsetenv("FI_PROVIDER");
+  ExpectAllZero(results);
 }
 
 TEST(Communicator, AllReduceReadsPeersArenasInPlace) {
@@ -290,18 +355,52 @@ TEST(Communicator, PermuteWhereSomePartnersShareAHost) {
 
 // Ranks loop all-reduces until one fails; 42 when it failed with
 // NRT_TIMEOUT naming `lost`.
-int LoopUntilLost(Communicator& c, int lost) {
+// Runs all-reduces until one fails; 42 when it is NRT_TIMEOUT naming the
+// lost rank (and its host, when given).
+// With ready_dir, each rank leaves a file there after its first success.
+int LoopUntilLost(Communicator& c, int lost, const std::string& host = "",
+                  const std::string& ready_dir = "") {
   std::vector<float> buf(1 << 18, 1.0f);
-  for (;;) {
+  for (bool first = true;; first = false) {
     absl::Status st = c.AllReduce(buf.data(), buf.data(), buf.size(), DataType::kF32,
                                   ReduceOp::kMax);
+    if (st.ok() && first && !ready_dir.empty()) {
+      std::fclose(std::fopen((ready_dir + "/" + std::to_string(c.rank())).c_str(), "w"));
+    }
     if (st.ok()) continue;
     const std::string msg(st.message());
     std::fprintf(stderr, "rank %d: %s\n", c.rank(), msg.c_str());
-    const bool names = msg.find("rank " + std::to_string(lost) + " ") != std::string::npos;
+    const bool names = msg.find("rank " + std::to_string(lost) + " ") != std::string::npos &&
+                       msg.find(host) != std::string::npos;
     return NrtStatusOf(st) == NRT_TIMEOUT && names ? 42 : 1;
   }
 }
+
+// Waits (up to 20 s) until every rank left its file in dir, then sends
+// `sig` to the victim; returns when it did, in seconds since `start`.
+double SignalWhenReady(const std::string& dir, const std::vector<pid_t>& pids, int victim,
+                       int sig, std::chrono::steady_clock::time_point start) {
+  for (int i = 0; i < 2000; ++i) {
+    int ready = 0;
+    for (size_t r = 0; r < pids.size(); ++r) {
+      ready += access((dir + "/" + std::to_string(r)).c_str(), F_OK) == 0;
+    }
+    if (ready == static_cast<int>(pids.size())) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pids[static_cast<size_t>(victim)], sig);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A fresh directory for the ranks' ready files, removed at the end.
+struct ReadyDir {
+  ReadyDir() {
+    char templ[] = "/tmp/ready-XXXXXX";
+    path = mkdtemp(templ) ? templ : "/tmp";
+  }
+  ~ReadyDir() { if (path != "/tmp") std::filesystem::remove_all(path); }
+  std::string path;
+};
 
 TEST(Communicator, KilledRankEndsEveryOtherRankWithTimeout) {
   JobOptions o;
@@ -310,12 +409,11 @@ TEST(Communicator, KilledRankEndsEveryOtherRankWithTimeout) {
   o.limit_s = 30;
   double killed_at = 0;
   const auto start = std::chrono::steady_clock::now();
+  ReadyDir ready;
   o.while_running = [&](const std::vector<pid_t>& pids) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // past set-up
-    kill(pids[2], SIGKILL);
-    killed_at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    killed_at = SignalWhenReady(ready.path, pids, 2, SIGKILL, start);
   };
-  auto results = RunJob(o, [](Communicator& c) { return LoopUntilLost(c, 2); });
+  auto results = RunJob(o, [&](Communicator& c) { return LoopUntilLost(c, 2, "", ready.path); });
   EXPECT_EQ(results[2].exit_code, 128 + SIGKILL);
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(results[r].exit_code, 42) << "rank " << r;
@@ -331,12 +429,13 @@ TEST(Communicator, KilledRankOnAnotherHostIsNamedByEveryRank) {
   o.host_addr = {"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"};
   double killed_at = 0;
   const auto start = std::chrono::steady_clock::now();
+  ReadyDir ready;
   o.while_running = [&](const std::vector<pid_t>& pids) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // past set-up
-    kill(pids[2], SIGKILL);
-    killed_at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    killed_at = SignalWhenReady(ready.path, pids, 2, SIGKILL, start);
   };
-  auto results = RunJob(o, [](Communicator& c) { return LoopUntilLost(c, 2); });
+  auto results = RunJob(o, [&](Communicator& c) {
+    return LoopUntilLost(c, 2, "(host 127.0.0.3", ready.path);
+  });
   EXPECT_EQ(results[2].exit_code, 128 + SIGKILL);
   for (int r : {0, 1, 3}) {
     EXPECT_EQ(results[r].exit_code, 42) << "rank " << r;
@@ -349,15 +448,38 @@ TEST(Communicator, StalledRankEndsEveryOtherRankWithTimeout) {
   o.base.world = 3;
   o.base.timeout_s = 2;
   o.limit_s = 30;
+  ReadyDir ready;
   o.while_running = [&](const std::vector<pid_t>& pids) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // past set-up
-    kill(pids[1], SIGSTOP);
+    SignalWhenReady(ready.path, pids, 1, SIGSTOP, std::chrono::steady_clock::now());
     std::this_thread::sleep_for(std::chrono::milliseconds(4500));
     kill(pids[1], SIGKILL);
   };
-  auto results = RunJob(o, [](Communicator& c) { return LoopUntilLost(c, 1); });
+  auto results = RunJob(o, [&](Communicator& c) { return LoopUntilLost(c, 1, "", ready.path); });
   EXPECT_EQ(results[0].exit_code, 42);
   EXPECT_EQ(results[2].exit_code, 42);
+}
+
+// A stopped rank on another host keeps its connections open: only the
+// roll call tells it from the neighbours that wait for it.
+TEST(Communicator, StalledRankOnAnotherHostIsNamedByEveryRank) {
+  JobOptions o;
+  o.base.world = 4;
+  o.base.timeout_s = 2;
+  o.limit_s = 12;  // then the harness kills the stopped rank
+  o.host_addr = {"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"};
+  double stopped_at = 0;
+  const auto start = std::chrono::steady_clock::now();
+  ReadyDir ready;
+  o.while_running = [&](const std::vector<pid_t>& pids) {
+    stopped_at = SignalWhenReady(ready.path, pids, 1, SIGSTOP, start);
+  };
+  auto results = RunJob(o, [&](Communicator& c) {
+    return LoopUntilLost(c, 1, "(host 127.0.0.2", ready.path);
+  });
+  for (int r : {0, 2, 3}) {
+    EXPECT_EQ(results[r].exit_code, 42) << "rank " << r;
+    EXPECT_LE(results[r].seconds, stopped_at + o.base.timeout_s + 2) << "rank " << r;
+  }
 }
 
 TEST(Communicator, RootCommIdProblemsFailAtOnce) {

@@ -262,8 +262,9 @@ TEST(NeuronLsTest, EnvJsonListsEveryVariable) {
   nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j["variables"].is_array());
   ASSERT_TRUE(j["diagnostics"].is_array());
-  EXPECT_EQ(j["variables"].size(), config::AllVariables().size());
-  bool timeout_seen = false;
+  // Every runtime variable, and the fabric provider libfabric would give.
+  EXPECT_EQ(j["variables"].size(), config::AllVariables().size() + 1);
+  bool timeout_seen = false, provider_seen = false;
   for (const nlohmann::json& v : j["variables"]) {
     ASSERT_TRUE(v["name"].is_string());
     ASSERT_TRUE(v["value"].is_string()) << v.dump();
@@ -274,12 +275,33 @@ TEST(NeuronLsTest, EnvJsonListsEveryVariable) {
       EXPECT_EQ(v["value"], "60");
       EXPECT_EQ(source, "env");
     }
+    if (v["name"] == "FI_PROVIDER") {
+      provider_seen = true;
+      EXPECT_EQ(source, "derived");
+      EXPECT_FALSE(v["value"].get<std::string>().empty());
+    }
   }
   EXPECT_TRUE(timeout_seen);
+  EXPECT_TRUE(provider_seen);
   // -j and --output-format json select JSON for --env as well.
   EXPECT_EQ(Ls({"--env", "-j"}, "", {{"NEURON_RT_EXEC_TIMEOUT", "60"}}).out, r.out);
   EXPECT_EQ(Ls({"--env", "--output-format", "json"}, "", {{"NEURON_RT_EXEC_TIMEOUT", "60"}}).out,
             r.out);
+}
+
+// FI_PROVIDER is libfabric's own choice: one it has not got leaves the
+// collectives on their TCP mesh, and --env says so.
+TEST(NeuronLsTest, EnvShowsTheFabricProvider) {
+  ToolResult named = Ls({"--env"}, "", {{"FI_PROVIDER", "no-such-provider"}});
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  bool seen = false;
+  for (const std::string& line : Lines(named.out)) {
+    if (line.rfind("FI_PROVIDER", 0) != 0) continue;
+    seen = true;
+    EXPECT_NE(line.find("none (collectives across hosts use TCP)"), std::string::npos) << line;
+    EXPECT_NE(line.find("env"), std::string::npos) << line;
+  }
+  EXPECT_TRUE(seen) << named.out;
 }
 
 TEST(NeuronLsTest, EnvTableAndFailingConfiguration) {
@@ -295,7 +317,7 @@ TEST(NeuronLsTest, EnvTableAndFailingConfiguration) {
   ToolResult bad_json = Ls({"--env", "--json"}, "", {{"NEURON_LOGICAL_NC_CONFIG", "3"}});
   ExpectOneLineError(bad_json, "NEURON_LOGICAL_NC_CONFIG");
   nlohmann::json j = nlohmann::json::parse(bad_json.out);
-  EXPECT_EQ(j["variables"].size(), config::AllVariables().size());
+  EXPECT_EQ(j["variables"].size(), config::AllVariables().size() + 1);
   ExpectOneLineError(Ls({"--env"}, "bogus"), "bogus");
 }
 

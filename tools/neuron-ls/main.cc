@@ -8,6 +8,7 @@
 #include <string>
 
 #include "lib/config/config.h"
+#include "lib/collectives/transport.h"
 #include "lib/config/env_report.h"
 #include "lib/device/ls_listing.h"
 #include "lib/support/cli.h"
@@ -131,9 +132,15 @@ int main(int argc, char** argv) {
     neuron::PrintError(kTool, std::string(source.status().message()));
     return neuron::kExitFailure;
   }
-  const neuron::config::Resolution resolution = neuron::config::Resolve(env, source->facts);
+  neuron::config::Resolution resolution = neuron::config::Resolve(env, source->facts);
 
   if (flags.env) {
+    // Not a runtime variable of ours but libfabric's: which provider the
+    // collectives would take between hosts (FI_PROVIDER, else the best).
+    const std::string provider = neuron::collectives::BestFabricProvider();
+    resolution.values.push_back(
+        {"FI_PROVIDER", provider.empty() ? "none (collectives across hosts use TCP)" : provider,
+         env("FI_PROVIDER") ? neuron::config::Source::kEnv : neuron::config::Source::kDerived});
     const std::string report = flags.json ? neuron::config::FormatEnvJson(resolution)
                                           : neuron::config::FormatEnvTable(resolution);
     std::fputs(report.c_str(), stdout);

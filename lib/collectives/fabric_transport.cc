@@ -1,0 +1,438 @@
+// The libfabric transport: one reliable-datagram (FI_EP_RDM) endpoint per
+// rank, tagged messages, one completion queue. The same code runs over EFA
+// on an instance and over tcp;ofi_rxm anywhere else.
+//
+// A transfer is cut into chunks of NEURON_RT_CC_CHUNK_SIZE bytes, with up
+// to NEURON_RT_CC_CHANNEL_BUFFER_N of them in flight each way. Every chunk
+// is its own message whose tag carries the sender and a per-pair sequence
+// number, so matching never depends on the provider's ordering. Waits
+// sleep in poll(2) on the completion queue's descriptor (when the provider
+// has one), so a waiting rank does not take the CPU of the rank it waits
+// for.
+#include "lib/collectives/transport.h"
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <poll.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "lib/collectives/tcp_transport.h"
+
+namespace neuron::collectives {
+namespace {
+
+// libfabric is opened at run time: a host without it still runs (over the
+// TCP mesh), and the library adds no dependency to libnrt.so.1. These are
+// the only functions it exports that we call; the rest are inline wrappers
+// around the providers' operation tables.
+struct FabricApi {
+  decltype(&::fi_getinfo) getinfo = nullptr;
+  decltype(&::fi_freeinfo) freeinfo = nullptr;
+  decltype(&::fi_dupinfo) dupinfo = nullptr;
+  decltype(&::fi_fabric) fabric = nullptr;
+  decltype(&::fi_strerror) strerror = nullptr;
+};
+
+const FabricApi* Api() {
+  static const FabricApi* api = []() -> const FabricApi* {
+    void* lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) return nullptr;
+    static FabricApi a;
+    a.getinfo = reinterpret_cast<decltype(a.getinfo)>(dlsym(lib, "fi_getinfo"));
+    a.freeinfo = reinterpret_cast<decltype(a.freeinfo)>(dlsym(lib, "fi_freeinfo"));
+    a.dupinfo = reinterpret_cast<decltype(a.dupinfo)>(dlsym(lib, "fi_dupinfo"));
+    a.fabric = reinterpret_cast<decltype(a.fabric)>(dlsym(lib, "fi_fabric"));
+    a.strerror = reinterpret_cast<decltype(a.strerror)>(dlsym(lib, "fi_strerror"));
+    if (!a.getinfo || !a.freeinfo || !a.dupinfo || !a.fabric || !a.strerror) return nullptr;
+    return &a;
+  }();
+  return api;
+}
+
+constexpr uint32_t kApiVersion = FI_VERSION(1, 9);
+constexpr int kRankBits = 20;  // tag: sequence << kRankBits | sender rank
+constexpr int kWaitMs = 20;    // longest sleep between checks of the hooks
+
+// Providers in the order we prefer them; others (except those that cannot
+// leave the host) come after, in libfabric's order.
+constexpr std::array<std::string_view, 6> kPreferred = {
+    "efa", "verbs;ofi_rxm", "tcp;ofi_rxm", "tcp", "sockets", "udp;ofi_rxd"};
+
+bool CrossesHosts(std::string_view prov) {
+  return prov != "shm" && prov.find("ofi_hook") == std::string_view::npos &&
+         prov != "ofi_mrail";
+}
+
+int Preference(std::string_view prov) {
+  for (size_t i = 0; i < kPreferred.size(); ++i) {
+    if (prov == kPreferred[i]) return static_cast<int>(i);
+  }
+  return static_cast<int>(kPreferred.size());
+}
+
+fi_info* Hints() {
+  fi_info* hints = Api()->dupinfo(nullptr);
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->caps = FI_TAGGED;
+  hints->mode = FI_CONTEXT | FI_CONTEXT2;
+  hints->domain_attr->mr_mode =
+      FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+  hints->domain_attr->threading = FI_THREAD_DOMAIN;
+  return hints;
+}
+
+// The best provider's info for an endpoint on `node` (an address of this
+// host; the provider binds to it), or without a node when the provider
+// does not speak IP (EFA). Caller frees the list `*all`.
+fi_info* BestInfo(const char* node, fi_info** all) {
+  *all = nullptr;
+  if (Api() == nullptr) return nullptr;
+  fi_info* hints = Hints();
+  int rc = node != nullptr ? Api()->getinfo(kApiVersion, node, nullptr, FI_SOURCE, hints, all)
+                           : -FI_ENODATA;
+  fi_info* best = nullptr;
+  auto pick = [&]() {
+    for (fi_info* i = *all; i != nullptr; i = i->next) {
+      const std::string_view prov = i->fabric_attr->prov_name;
+      if (!CrossesHosts(prov)) continue;
+      if (best == nullptr || Preference(prov) < Preference(best->fabric_attr->prov_name)) {
+        best = i;
+      }
+    }
+  };
+  if (rc == 0) pick();
+  if (best == nullptr) {
+    if (*all != nullptr) Api()->freeinfo(*all);
+    *all = nullptr;
+    if (Api()->getinfo(kApiVersion, nullptr, nullptr, 0, hints, all) == 0) pick();
+  }
+  Api()->freeinfo(hints);
+  return best;
+}
+
+struct Op {
+  fi_context2 ctx;  // first: the provider's completion gives back its address
+  bool send = false;
+  int peer = -1;
+  size_t len = 0;
+};
+
+class FabricTransport : public Transport {
+ public:
+  FabricTransport(const TransportSetup& setup) : setup_(setup) {}
+  ~FabricTransport() override { Close(); }
+
+  std::string Name() const override { return absl::StrCat("libfabric ", provider_); }
+
+  // Opens the endpoint; its name is then published by Connect.
+  absl::Status Open() {
+    const std::string node =
+        setup_.addrs.empty() ? "" : inet_ntoa(setup_.addrs[setup_.rank].sin_addr);
+    info_ = BestInfo(node.empty() || node == "0.0.0.0" ? nullptr : node.c_str(), &all_);
+    if (Api() == nullptr) return absl::NotFoundError("libfabric.so.1 is not installed");
+    if (info_ == nullptr) return absl::NotFoundError("libfabric has no provider for this host");
+    provider_ = info_->fabric_attr->prov_name;
+    need_mr_ = (info_->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+    int rc = Api()->fabric(info_->fabric_attr, &fabric_, nullptr);
+    if (rc == 0) rc = fi_domain(fabric_, info_, &domain_, nullptr);
+    if (rc != 0) return Error("cannot open the fabric", rc);
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    cq_attr.size = 4 * std::max<size_t>(setup_.channel_buffers, 2);
+    cq_attr.wait_obj = FI_WAIT_FD;
+    if (fi_cq_open(domain_, &cq_attr, &cq_, nullptr) == 0) {
+      can_wait_ = fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) == 0 && wait_fd_ >= 0;
+    } else {
+      cq_attr.wait_obj = FI_WAIT_NONE;
+      rc = fi_cq_open(domain_, &cq_attr, &cq_, nullptr);
+      if (rc != 0) return Error("cannot open a completion queue", rc);
+    }
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_TABLE;
+    av_attr.count = static_cast<size_t>(setup_.world);
+    rc = fi_av_open(domain_, &av_attr, &av_, nullptr);
+    if (rc == 0) rc = fi_endpoint(domain_, info_, &ep_, nullptr);
+    if (rc == 0) rc = fi_ep_bind(ep_, &av_->fid, 0);
+    if (rc == 0) rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV);
+    if (rc == 0) rc = fi_enable(ep_);
+    if (rc != 0) return Error("cannot open an endpoint", rc);
+    std::array<char, 256> name{};
+    size_t len = name.size();
+    rc = fi_getname(&ep_->fid, name.data(), &len);
+    if (rc != 0) return Error("cannot read the endpoint's address", rc);
+    name_.assign(name.data(), len);
+    max_msg_ = info_->ep_attr->max_msg_size ? info_->ep_attr->max_msg_size : (1u << 30);
+    return absl::OkStatus();
+  }
+
+  const std::string& provider() const { return provider_; }
+  const std::string& name() const { return name_; }
+
+  // Enters every rank's endpoint name into the address vector.
+  absl::Status Connect(const std::vector<std::string>& names) {
+    addrs_.assign(names.size(), FI_ADDR_UNSPEC);
+    for (size_t r = 0; r < names.size(); ++r) {
+      if (fi_av_insert(av_, names[r].data(), 1, &addrs_[r], 0, nullptr) != 1) {
+        return absl::InternalError(
+            absl::StrCat("libfabric ", provider_, " cannot address rank ", r));
+      }
+    }
+    send_seq_.assign(names.size(), 0);
+    recv_seq_.assign(names.size(), 0);
+    return absl::OkStatus();
+  }
+
+  absl::Status Exchange(int to, const void* sbuf, size_t sbytes, int from,
+                        void* rbuf, size_t rbytes) override {
+    if (broken_) return absl::InternalError("the fabric endpoint was closed after a failure");
+    if (to < 0) sbytes = 0;
+    if (from < 0) rbytes = 0;
+    if (sbytes == 0 && rbytes == 0) return absl::OkStatus();
+    Transfer t;
+    t.send = {static_cast<char*>(const_cast<void*>(sbuf)), sbytes, to};
+    t.recv = {static_cast<char*>(rbuf), rbytes, from};
+    absl::Status st = Register(t.send);
+    if (st.ok()) st = Register(t.recv);
+    if (st.ok()) st = Run(t);
+    Unregister(t.send);
+    Unregister(t.recv);
+    return st;
+  }
+
+ private:
+  struct Side {
+    char* buf = nullptr;
+    size_t bytes = 0;
+    int peer = -1;
+    size_t posted = 0, done = 0;  // bytes
+    int inflight = 0;
+    fid_mr* mr = nullptr;
+    void* desc = nullptr;
+  };
+  struct Transfer {
+    Side send, recv;
+  };
+
+  absl::Status Error(const char* what, int rc) {
+    return absl::InternalError(absl::StrCat("libfabric ", provider_, ": ", what, ": ",
+                                            Api()->strerror(-rc)));
+  }
+
+  absl::Status Register(Side& s) {
+    if (!need_mr_ || s.bytes == 0) return absl::OkStatus();
+    const int rc = fi_mr_reg(domain_, s.buf, s.bytes, FI_SEND | FI_RECV, 0, 0, 0, &s.mr,
+                             nullptr);
+    if (rc != 0) return Error("cannot register a buffer", rc);
+    s.desc = fi_mr_desc(s.mr);
+    return absl::OkStatus();
+  }
+  void Unregister(Side& s) {
+    if (s.mr != nullptr) fi_close(&s.mr->fid);
+    s.mr = nullptr;
+  }
+
+  size_t ChunkBytes() const {
+    return std::min<size_t>(std::max<uint64_t>(setup_.chunk_bytes, 4096), max_msg_);
+  }
+
+  // Posts what the in-flight limit allows; -FI_EAGAIN just waits for room.
+  absl::Status Post(Side& s, bool send) {
+    const int limit = static_cast<int>(std::max<uint64_t>(setup_.channel_buffers, 1));
+    while (s.posted < s.bytes && s.inflight < limit) {
+      const size_t n = std::min(ChunkBytes(), s.bytes - s.posted);
+      Op* op = NewOp(send, s.peer);
+      op->len = n;
+      ssize_t rc;
+      if (send) {
+        const uint64_t tag = (send_seq_[s.peer] << kRankBits) | static_cast<uint64_t>(setup_.rank);
+        rc = fi_tsend(ep_, s.buf + s.posted, n, s.desc, addrs_[s.peer], tag, &op->ctx);
+        if (rc == 0) ++send_seq_[s.peer];
+      } else {
+        const uint64_t tag = (recv_seq_[s.peer] << kRankBits) | static_cast<uint64_t>(s.peer);
+        rc = fi_trecv(ep_, s.buf + s.posted, n, s.desc, addrs_[s.peer], tag, 0, &op->ctx);
+        if (rc == 0) ++recv_seq_[s.peer];
+      }
+      if (rc == -FI_EAGAIN) {
+        FreeOp(op);
+        break;
+      }
+      if (rc != 0) {
+        FreeOp(op);
+        return Error(send ? "cannot send" : "cannot post a receive", static_cast<int>(rc));
+      }
+      s.posted += n;
+      ++s.inflight;
+      inflight_.push_back(op);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Run(Transfer& t) {
+    auto pending = [&] { return t.send.done < t.send.bytes || t.recv.done < t.recv.bytes; };
+    auto last_check = net::Clock::now();
+    while (pending()) {
+      absl::Status st = Post(t.recv, false);
+      if (st.ok()) st = Post(t.send, true);
+      if (!st.ok()) return Fail(st);
+      std::array<fi_cq_tagged_entry, 16> done;
+      ssize_t n = fi_cq_read(cq_, done.data(), done.size());
+      if (n == -FI_EAGAIN) {
+        const auto now = net::Clock::now();
+        if (now - last_check >= std::chrono::milliseconds(kWaitMs)) {
+          last_check = now;
+          st = setup_.hooks.check();
+          if (!st.ok()) return Fail(st);
+          if (now >= *setup_.hooks.deadline) {
+            const int peer = t.recv.done < t.recv.bytes ? t.recv.peer : t.send.peer;
+            return Fail(setup_.hooks.lost(peer, "no progress"));
+          }
+        }
+        // Sleep on the queue's file descriptor, once libfabric agrees that
+        // nothing is pending that only another read would progress.
+        fid* fids[1] = {&cq_->fid};
+        if (can_wait_ && fi_trywait(fabric_, fids, 1) == FI_SUCCESS) {
+          pollfd p{wait_fd_, POLLIN, 0};
+          poll(&p, 1, kWaitMs);
+        } else if (!can_wait_) {
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+        continue;
+      }
+      if (n == -FI_EAVAIL) {
+        fi_cq_err_entry err{};
+        fi_cq_readerr(cq_, &err, 0);
+        Op* op = static_cast<Op*>(err.op_context);
+        const int peer = op != nullptr ? op->peer : -1;
+        if (op != nullptr) Retire(op);
+        return Fail(setup_.hooks.lost(
+            peer, absl::StrCat("libfabric ", provider_, " reported ",
+                               Api()->strerror(err.err))));
+      }
+      if (n < 0) return Fail(Error("cannot read the completion queue", static_cast<int>(n)));
+      for (ssize_t i = 0; i < n; ++i) {
+        Op* op = static_cast<Op*>(done[i].op_context);
+        Side& s = op->send ? t.send : t.recv;
+        s.done += op->len;
+        --s.inflight;
+        Retire(op);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // After a failure, posted buffers may belong to the caller no longer: the
+  // endpoint is closed so nothing is written into them later.
+  absl::Status Fail(absl::Status st) {
+    broken_ = true;
+    Close();
+    return st;
+  }
+
+  Op* NewOp(bool send, int peer) {
+    Op* op;
+    if (free_.empty()) {
+      op = new Op;
+    } else {
+      op = free_.back();
+      free_.pop_back();
+    }
+    op->send = send;
+    op->peer = peer;
+    return op;
+  }
+  void FreeOp(Op* op) { free_.push_back(op); }
+  void Retire(Op* op) {
+    auto it = std::find(inflight_.begin(), inflight_.end(), op);
+    if (it != inflight_.end()) inflight_.erase(it);
+    FreeOp(op);
+  }
+
+  void Close() {
+    if (ep_ != nullptr) fi_close(&ep_->fid);
+    if (av_ != nullptr) fi_close(&av_->fid);
+    if (cq_ != nullptr) fi_close(&cq_->fid);
+    if (domain_ != nullptr) fi_close(&domain_->fid);
+    if (fabric_ != nullptr) fi_close(&fabric_->fid);
+    if (all_ != nullptr) Api()->freeinfo(all_);
+    ep_ = nullptr, av_ = nullptr, cq_ = nullptr, domain_ = nullptr, fabric_ = nullptr;
+    all_ = nullptr, info_ = nullptr;
+    for (Op* op : inflight_) delete op;
+    for (Op* op : free_) delete op;
+    inflight_.clear();
+    free_.clear();
+  }
+
+  TransportSetup setup_;
+  fi_info* all_ = nullptr;
+  fi_info* info_ = nullptr;  // within all_
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  std::string provider_, name_;
+  bool need_mr_ = false, can_wait_ = false, broken_ = false;
+  int wait_fd_ = -1;  // the completion queue's, when it has one
+  size_t max_msg_ = 0;
+  std::vector<fi_addr_t> addrs_;
+  std::vector<uint64_t> send_seq_, recv_seq_;
+  std::vector<Op*> inflight_, free_;
+};
+
+}  // namespace
+
+std::string BestFabricProvider() {
+  fi_info* all = nullptr;
+  fi_info* best = BestInfo(nullptr, &all);
+  std::string name = best != nullptr ? best->fabric_attr->prov_name : "";
+  if (all != nullptr) Api()->freeinfo(all);
+  return name;
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> MakeInterHostTransport(
+    const TransportSetup& setup) {
+  // Every rank tries libfabric and says what it got ("F<provider>\0<name>"
+  // or "T<why>"); the job uses libfabric only when every rank has the same
+  // provider, else the TCP mesh.
+  auto fabric = std::make_unique<FabricTransport>(setup);
+  absl::Status opened = fabric->Open();
+  const std::string mine = opened.ok()
+                               ? absl::StrCat("F", fabric->provider(), std::string(1, '\0'),
+                                              fabric->name())
+                               : absl::StrCat("T", opened.message());
+  auto all = setup.all_gather(mine);
+  if (!all.ok()) return all.status();
+  bool same = true;
+  std::vector<std::string> names;
+  for (const std::string& blob : *all) {
+    const size_t nul = blob.find('\0');
+    if (blob.empty() || blob[0] != 'F' || nul == std::string::npos ||
+        blob.compare(1, nul - 1, fabric->provider()) != 0 || !opened.ok()) {
+      same = false;
+      break;
+    }
+    names.push_back(blob.substr(nul + 1));
+  }
+  if (same) {
+    absl::Status st = fabric->Connect(names);
+    if (!st.ok()) return st;
+    return std::unique_ptr<Transport>(std::move(fabric));
+  }
+  fabric.reset();
+  auto fds = setup.tcp_mesh();
+  if (!fds.ok()) return fds.status();
+  return MakeTcpTransport(std::move(*fds), setup.hooks);
+}
+
+}  // namespace neuron::collectives

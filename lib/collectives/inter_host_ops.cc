@@ -1,0 +1,244 @@
+// The algorithms for groups that span hosts. They see only group members
+// and the Transport's duplex exchange (Xfer); the choice between them is
+// ChooseInterHost in communicator.cc.
+//
+//  ring: reduce-scatter then all-gather around a ring; each link carries
+//        2(g-1)/g of the data: the bandwidth algorithm.
+//  rdh:  recursive doubling (small: whole vectors, log2 g rounds) or
+//        recursive halving reduce-scatter + doubling all-gather (larger),
+//        with the ranks beyond a power of two folded in first: the latency
+//        algorithm.
+//  hier: shared-memory reduce-scatter inside each host, an all-reduce of
+//        each slice across hosts (ring or rdh, among the ranks holding the
+//        same slice), shared-memory all-gather: inter-host traffic is 1/L
+//        of the ring's with L ranks per host.
+// Every block is reduced on one rank and copied to the others, so all
+// ranks end with the same bits.
+#include <algorithm>
+#include <cstring>
+
+#include "lib/collectives/comm_impl.h"
+
+namespace neuron::collectives {
+namespace {
+
+#define RETURN_IF_ERROR(expr)  \
+  do {                         \
+    absl::Status _st = (expr); \
+    if (!_st.ok()) return _st; \
+  } while (0)
+
+inline size_t Mod(long a, long g) { return static_cast<size_t>(((a % g) + g) % g); }
+
+}  // namespace
+
+absl::Status Communicator::Impl::Xfer(int to, const void* sbuf, size_t sbytes,
+                                      int from, void* rbuf, size_t rbytes) {
+  if (!broken.ok()) return broken;
+  absl::Status st = transport->Exchange(to, sbuf, sbytes, from, rbuf, rbytes);
+  if (!st.ok() && broken.ok()) broken = st;
+  return st;
+}
+
+absl::Status Communicator::Impl::RingAllReduceBody(const GroupView& v, char* out,
+                                                   size_t count, DataType type,
+                                                   ReduceOp op) {
+  const size_t es = DataTypeSize(type), g = v.members.size();
+  if (g == 1 || count == 0) return absl::OkStatus();
+  const long me = v.me, G = static_cast<long>(g);
+  const int next = v.members[Mod(me + 1, G)], prev = v.members[Mod(me - 1, G)];
+  auto off = [&](size_t b) { return count * b / g; };
+  auto len = [&](size_t b) { return off(b + 1) - off(b); };
+  scratch.resize(std::max(scratch.size(), (count / g + 1) * es));
+  for (long k = 0; k < G - 1; ++k) {  // reduce-scatter: block me ends whole here
+    const size_t sb = Mod(me - k - 1, G), rb = Mod(me - k - 2, G);
+    RETURN_IF_ERROR(Xfer(next, out + off(sb) * es, len(sb) * es, prev,
+                         scratch.data(), len(rb) * es));
+    ReduceInto(out + off(rb) * es, scratch.data(), len(rb), type, op);
+  }
+  for (long k = 0; k < G - 1; ++k) {  // all-gather of the reduced blocks
+    const size_t sb = Mod(me - k, G), rb = Mod(me - k - 1, G);
+    RETURN_IF_ERROR(Xfer(next, out + off(sb) * es, len(sb) * es, prev,
+                         out + off(rb) * es, len(rb) * es));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::RdhAllReduceBody(const GroupView& v, char* out,
+                                                  size_t count, DataType type,
+                                                  ReduceOp op) {
+  const size_t es = DataTypeSize(type), bytes = count * es;
+  const int g = static_cast<int>(v.members.size()), me = v.me;
+  if (g == 1 || count == 0) return absl::OkStatus();
+  int pof2 = 1;
+  while (pof2 * 2 <= g) pof2 *= 2;
+  const int rem = g - pof2;
+  scratch.resize(std::max(scratch.size(), bytes));
+  char* tmp = scratch.data();
+  auto real = [&](int newrank) {  // member index of a folded rank
+    return newrank < rem ? newrank * 2 + 1 : newrank + rem;
+  };
+  // Fold: the first 2*rem members pair up; the even one hands its vector
+  // to the odd one and waits for the result.
+  int newrank;
+  if (me < 2 * rem) {
+    if (me % 2 == 0) {
+      const int odd = v.members[static_cast<size_t>(me + 1)];
+      RETURN_IF_ERROR(Xfer(odd, out, bytes, -1, nullptr, 0));
+      return Xfer(-1, nullptr, 0, odd, out, bytes);
+    }
+    RETURN_IF_ERROR(Xfer(-1, nullptr, 0, v.members[static_cast<size_t>(me - 1)], tmp, bytes));
+    ReduceInto(out, tmp, count, type, op);
+    newrank = me / 2;
+  } else {
+    newrank = me - rem;
+  }
+  if (bytes <= rdh_doubling_bytes || count < static_cast<size_t>(pof2)) {
+    for (int mask = 1; mask < pof2; mask <<= 1) {  // whole vectors
+      const int partner = v.members[static_cast<size_t>(real(newrank ^ mask))];
+      RETURN_IF_ERROR(Xfer(partner, out, bytes, partner, tmp, bytes));
+      ReduceInto(out, tmp, count, type, op);
+    }
+  } else {
+    auto off = [&](int b) { return count * static_cast<size_t>(b) / static_cast<size_t>(pof2); };
+    int lo = 0, hi = pof2;  // blocks this rank still reduces
+    for (int mask = pof2 / 2; mask >= 1; mask >>= 1) {  // recursive halving
+      const int partner = v.members[static_cast<size_t>(real(newrank ^ mask))];
+      const int mid = (lo + hi) / 2;
+      const bool upper = (newrank & mask) != 0;
+      const int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
+      const int send_lo = upper ? lo : mid, send_hi = upper ? mid : hi;
+      RETURN_IF_ERROR(Xfer(partner, out + off(send_lo) * es, (off(send_hi) - off(send_lo)) * es,
+                           partner, tmp, (off(keep_hi) - off(keep_lo)) * es));
+      ReduceInto(out + off(keep_lo) * es, tmp, off(keep_hi) - off(keep_lo), type, op);
+      lo = keep_lo, hi = keep_hi;
+    }
+    for (int mask = 1; mask < pof2; mask <<= 1) {  // recursive doubling
+      const int partner = v.members[static_cast<size_t>(real(newrank ^ mask))];
+      const int base = newrank & ~(mask - 1), other = base ^ mask;
+      RETURN_IF_ERROR(Xfer(partner, out + off(base) * es, (off(base + mask) - off(base)) * es,
+                           partner, out + off(other) * es,
+                           (off(other + mask) - off(other)) * es));
+    }
+  }
+  if (me < 2 * rem) {  // unfold: the odd member returns the result
+    RETURN_IF_ERROR(Xfer(v.members[static_cast<size_t>(me - 1)], out, bytes, -1, nullptr, 0));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::HierAllReduce(const GroupView& v, const char* in,
+                                               char* out, size_t count,
+                                               DataType type, ReduceOp op,
+                                               InterHostAlgorithm across) {
+  const size_t es = DataTypeSize(type);
+  // This host's members (in group order) and the rail: the members of the
+  // other hosts with the same index on theirs, hosts in group order.
+  GroupView local, rail;
+  local.local = true;
+  rail.local = false;
+  std::vector<std::string> hosts;
+  std::vector<int> index_on_host(v.members.size());
+  for (size_t i = 0; i < v.members.size(); ++i) {
+    const std::string& h = peers[v.members[i]].host;
+    if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
+    int k = 0;
+    for (size_t j = 0; j < i; ++j) k += peers[v.members[j]].host == h;
+    index_on_host[i] = k;
+  }
+  const std::string& mine = peers[rank].host;
+  const int my_index = index_on_host[static_cast<size_t>(v.me)];
+  for (const std::string& h : hosts) {
+    for (size_t i = 0; i < v.members.size(); ++i) {
+      if (peers[v.members[i]].host != h) continue;
+      if (h == mine) {
+        if (v.members[i] == rank) local.me = static_cast<int>(local.members.size());
+        local.members.push_back(v.members[i]);
+      }
+      if (index_on_host[i] == my_index) {
+        if (v.members[i] == rank) rail.me = static_cast<int>(rail.members.size());
+        rail.members.push_back(v.members[i]);
+      }
+    }
+  }
+  const size_t l = local.members.size();
+  const size_t blk = (count + l - 1) / l;
+  // Whole blocks: pad the input when the count does not split evenly.
+  const char* src = in;
+  char* dst = out;
+  if (blk * l != count) {
+    hier_scratch.resize(2 * blk * l * es);
+    char* padded = hier_scratch.data();
+    std::memcpy(padded, in, count * es);
+    std::memset(padded + count * es, 0, (blk * l - count) * es);
+    src = padded;
+    dst = padded + blk * l * es;
+  }
+  slice.resize(blk * es);
+  RETURN_IF_ERROR(ShmReduceScatter(local, src, slice.data(), blk, type, op));
+  RETURN_IF_ERROR(across == InterHostAlgorithm::kRdh
+                      ? RdhAllReduceBody(rail, slice.data(), blk, type, op)
+                      : RingAllReduceBody(rail, slice.data(), blk, type, op));
+  RETURN_IF_ERROR(ShmAllGather(local, slice.data(), dst, blk * es));
+  if (dst != out) std::memcpy(out, dst, count * es);
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::RingReduceScatter(const GroupView& v,
+                                                   const char* in, char* out,
+                                                   size_t count, DataType type,
+                                                   ReduceOp op) {
+  const size_t es = DataTypeSize(type), g = v.members.size();
+  step += ReduceScatterSteps(count, es, g);
+  const size_t block = count * es;
+  if (g == 1 || count == 0) {
+    if (out != in && count) std::memmove(out, in, block);
+    return absl::OkStatus();
+  }
+  const long me = v.me, G = static_cast<long>(g);
+  const int next = v.members[Mod(me + 1, G)], prev = v.members[Mod(me - 1, G)];
+  scratch.resize(std::max(scratch.size(), block * (g + 1)));
+  char* work = scratch.data() + block;  // a copy of in, reduced in place
+  char* recv = scratch.data();
+  std::memcpy(work, in, block * g);
+  for (long k = 0; k < G - 1; ++k) {
+    const size_t sb = Mod(me - k - 1, G), rb = Mod(me - k - 2, G);
+    RETURN_IF_ERROR(Xfer(next, work + sb * block, block, prev, recv, block));
+    ReduceInto(work + rb * block, recv, count, type, op);
+  }
+  std::memcpy(out, work + static_cast<size_t>(me) * block, block);
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::RingAllGather(const GroupView& v, const char* in,
+                                               char* out, size_t bytes) {
+  const size_t g = v.members.size();
+  step += CopySteps(bytes, g);
+  if (bytes == 0) return absl::OkStatus();
+  const long me = v.me, G = static_cast<long>(g);
+  if (out + me * bytes != in) std::memmove(out + me * bytes, in, bytes);
+  const int next = v.members[Mod(me + 1, G)], prev = v.members[Mod(me - 1, G)];
+  for (long k = 0; k < G - 1; ++k) {
+    const size_t sb = Mod(me - k, G), rb = Mod(me - k - 1, G);
+    RETURN_IF_ERROR(Xfer(next, out + sb * bytes, bytes, prev, out + rb * bytes, bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Communicator::Impl::RingBroadcast(const GroupView& v, const char* in,
+                                               char* out, size_t bytes, int root) {
+  const size_t g = v.members.size();
+  step += CopySteps(bytes, g);
+  if (v.me == root && out != in && bytes) std::memmove(out, in, bytes);
+  if (g == 1 || bytes == 0) return absl::OkStatus();
+  if (v.me != root) {
+    return Xfer(-1, nullptr, 0, v.members[static_cast<size_t>(root)], out, bytes);
+  }
+  for (size_t j = 0; j < g; ++j) {
+    if (static_cast<int>(j) == root) continue;
+    RETURN_IF_ERROR(Xfer(v.members[j], in, bytes, -1, nullptr, 0));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace neuron::collectives

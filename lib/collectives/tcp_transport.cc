@@ -1,0 +1,85 @@
+// The fallback transport: one TCP connection per pair of ranks, used only
+// when libfabric finds no provider for the job. A transfer is a duplex
+// exchange on non-blocking sockets; while nothing moves it sleeps in
+// poll(2), so waiting ranks give their CPU to the ones working.
+#include "lib/collectives/tcp_transport.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "absl/strings/str_cat.h"
+
+namespace neuron::collectives {
+namespace {
+
+class TcpTransport : public Transport {
+ public:
+  TcpTransport(std::vector<int> fds, TransferHooks hooks)
+      : fds_(std::move(fds)), hooks_(std::move(hooks)) {}
+  ~TcpTransport() override {
+    for (int fd : fds_) if (fd >= 0) close(fd);
+  }
+  std::string Name() const override { return "tcp"; }
+
+  absl::Status Exchange(int to, const void* sbuf, size_t sbytes, int from,
+                        void* rbuf, size_t rbytes) override {
+    const char* sp = static_cast<const char*>(sbuf);
+    char* rp = static_cast<char*>(rbuf);
+    size_t sent = 0, got = 0;
+    if (to < 0) sbytes = 0;
+    if (from < 0) rbytes = 0;
+    while (sent < sbytes || got < rbytes) {
+      bool progress = false;
+      if (sent < sbytes) {
+        const ssize_t n = send(fds_[to], sp + sent, sbytes - sent, MSG_NOSIGNAL);
+        if (n > 0) {
+          sent += static_cast<size_t>(n);
+          progress = true;
+        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+          return hooks_.lost(to, "its connection closed");
+        }
+      }
+      if (got < rbytes) {
+        const ssize_t n = recv(fds_[from], rp + got, rbytes - got, 0);
+        if (n > 0) {
+          got += static_cast<size_t>(n);
+          progress = true;
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+          return hooks_.lost(from, "its connection closed");
+        }
+      }
+      if (progress) continue;
+      absl::Status st = hooks_.check();
+      if (!st.ok()) return st;
+      const auto now = net::Clock::now();
+      if (now >= *hooks_.deadline) {
+        return hooks_.lost(got < rbytes ? from : to, "no progress");
+      }
+      pollfd fds[2];
+      nfds_t n = 0;
+      if (sent < sbytes) fds[n++] = {fds_[to], POLLOUT, 0};
+      if (got < rbytes) fds[n++] = {fds_[from], POLLIN, 0};
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            *hooks_.deadline - now).count();
+      poll(fds, n, static_cast<int>(std::min<long>(left + 1, 50)));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int> fds_;
+  TransferHooks hooks_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> MakeTcpTransport(std::vector<int> fds,
+                                            TransferHooks hooks) {
+  return std::make_unique<TcpTransport>(std::move(fds), std::move(hooks));
+}
+
+}  // namespace neuron::collectives

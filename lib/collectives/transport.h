@@ -1,0 +1,73 @@
+// The one interface the inter-host algorithms see: a duplex byte exchange
+// with another rank of the job. Implementations: libfabric (RDM endpoints;
+// EFA on an instance, tcp;ofi_rxm elsewhere) and, only when libfabric finds
+// no provider, a TCP mesh of our own. Ranks on one host talk through shared
+// memory (shm_ops.cc), never through a Transport.
+#ifndef NEURON_LIB_COLLECTIVES_TRANSPORT_H_
+#define NEURON_LIB_COLLECTIVES_TRANSPORT_H_
+
+#include <netinet/in.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/collectives/net.h"
+
+namespace neuron::collectives {
+
+// How a transport reports to its communicator while it waits.
+struct TransferHooks {
+  // Called at least every 50 ms while a transfer waits; a non-OK status
+  // (another rank announced a loss) ends the transfer with it.
+  std::function<absl::Status()> check;
+  // The status for a peer that closed its connection or made no progress
+  // before the deadline (names the lost rank).
+  std::function<absl::Status(int peer, const std::string& why)> lost;
+  const net::Deadline* deadline = nullptr;  // of the operation in progress
+};
+
+// What a transport needs from the job to set itself up.
+struct TransportSetup {
+  int rank = 0;
+  int world = 1;
+  std::vector<sockaddr_in> addrs;  // every rank's data address (port unused)
+  uint64_t chunk_bytes = 2u << 20;  // NEURON_RT_CC_CHUNK_SIZE
+  uint64_t channel_buffers = 8;     // NEURON_RT_CC_CHANNEL_BUFFER_N
+  // Gives every rank's blob (index = rank) for this rank's; collective.
+  std::function<absl::StatusOr<std::vector<std::string>>(const std::string&)> all_gather;
+  // The TCP mesh's sockets, one per rank (-1: self), when it is the transport.
+  std::function<absl::StatusOr<std::vector<int>>()> tcp_mesh;
+  TransferHooks hooks;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // What carries the bytes, e.g. "libfabric tcp;ofi_rxm" or "tcp".
+  virtual std::string Name() const = 0;
+  // Sends sbytes to rank `to` while receiving rbytes from rank `from`
+  // (either -1: none). Both ends of every pair make matching calls in the
+  // same order.
+  virtual absl::Status Exchange(int to, const void* sbuf, size_t sbytes,
+                                int from, void* rbuf, size_t rbytes) = 0;
+};
+
+// The libfabric transport when a provider serves this job's addresses
+// (FI_PROVIDER chooses, else the best found), else the TCP mesh; every rank
+// must make the same choice, so the first rank's choice is the job's.
+absl::StatusOr<std::unique_ptr<Transport>> MakeInterHostTransport(
+    const TransportSetup& setup);
+
+// The provider libfabric would give an inter-host job from this host, for
+// reports (neuron-ls --env): e.g. "tcp;ofi_rxm", or "" when none.
+std::string BestFabricProvider();
+
+}  // namespace neuron::collectives
+
+#endif  // NEURON_LIB_COLLECTIVES_TRANSPORT_H_
