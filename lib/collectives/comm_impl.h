@@ -112,6 +112,9 @@ class Communicator::Impl {
   uint64_t nbuf = 0;      // slots per rank
   size_t small_bytes = 0;  // latency-path limit
   int latency_spins = 0;   // pauses before the latency path sleeps
+  // This host's ranks outnumber its CPUs: a waiter yields its CPU (to the
+  // rank it waits for, most likely) instead of pausing.
+  bool oversubscribed = false;
   uint64_t step = 0;      // next pipeline step (identical on every rank)
   std::vector<std::vector<int>> slot_readers;  // per slot: last readers
   std::vector<uint64_t> slot_step;             // per slot: last step + 1

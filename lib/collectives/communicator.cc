@@ -344,10 +344,12 @@ absl::Status Communicator::Impl::SetupShm() {
   slot_step.assign(nbuf, 0);
   // The latency path spins about 2.5 ms before sleeping, unless this host's
   // ranks outnumber its CPUs: then a spinning rank only delays the peer it
-  // waits for, and sleeping early is faster.
+  // waits for, so waiters yield the CPU (to that peer, when it is runnable
+  // on this CPU) a few hundred times, then sleep.
   // (The host's CPUs, not this process's affinity: launchers pin each rank.)
   const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  latency_spins = nlocal > std::max(cpus, 1) ? 2000 : 100000;
+  oversubscribed = nlocal > std::max(cpus, 1);
+  latency_spins = oversubscribed ? 200 : 100000;
   known_done.assign(static_cast<size_t>(nlocal), 0);
   if (!opt.cpu_affinity.empty()) {
     cpu_set_t set;

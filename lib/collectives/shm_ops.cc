@@ -130,7 +130,8 @@ absl::Status Communicator::Impl::WaitFlag(Counter RankFlags::*which,
     std::atomic<uint64_t>& v = c.value;
     uint64_t seen = v.load(std::memory_order_acquire);
     for (int i = 0; i < spins && seen < target; ++i) {
-      Relax();
+      if (oversubscribed) sched_yield();
+      else Relax();
       seen = v.load(std::memory_order_acquire);
     }
     auto next_check = net::Clock::now();
