@@ -1,6 +1,9 @@
-// Gloo's allreduce (fp32 sum) over TCP loopback for bench/allreduce.sh.
-// Usage: gloo_allreduce RANK SIZE STORE_DIR ITERS WARMUP BYTES...
-// Rank 0 prints "BYTES AVG_US" per size (the slower rank's time).
+// Gloo's allreduce (fp32 sum) over TCP for bench/allreduce.sh (loopback)
+// and bench/allreduce_hosts.sh (a namespace cluster).
+// Usage: [GLOO_HOSTNAME=ADDR] gloo_allreduce RANK SIZE STORE_DIR ITERS WARMUP BYTES...
+// GLOO_HOSTNAME is the address this rank binds and is reached at (default
+// 127.0.0.1); the file store needs a directory every rank sees.
+// Rank 0 prints "BYTES AVG_US" per size (the slowest rank's time).
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
@@ -21,7 +24,8 @@ int main(int argc, char** argv) {
   const int rank = std::atoi(argv[1]), size = std::atoi(argv[2]);
   const int iters = std::atoi(argv[4]), warmup = std::atoi(argv[5]);
   gloo::transport::tcp::attr attr;
-  attr.hostname = "127.0.0.1";
+  const char* host = std::getenv("GLOO_HOSTNAME");
+  attr.hostname = host != nullptr && *host != '\0' ? host : "127.0.0.1";
   auto device = gloo::transport::tcp::CreateDevice(attr);
   gloo::rendezvous::FileStore store(argv[3]);
   auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);

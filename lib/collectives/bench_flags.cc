@@ -2,9 +2,11 @@
 
 #include <getopt.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -39,13 +41,70 @@ constexpr const char* kUsage =
     "      --report-to-json-file F write the results as JSON to F\n"
     "      --json                  print the results as JSON instead of the table\n"
     "      --show-algorithm        add the algorithm column\n"
+    "      --algorithm A           across hosts: auto ring rdh hier (default auto)\n"
+    "  -s, --hosts H...            start the ranks on these hosts with mpirun,\n"
+    "                              -r/N on each (needs NEURON_RT_ROOT_COMM_ID)\n"
+    "      --hosts-file F          the same, one host a line\n"
     "  -h, --help                  print this help\n"
     "      --version               print the version\n"
     "\n"
     "GB/s in the table means 2^30 bytes per second, as nccom-test's.\n"
     "Multi-host: NEURON_RT_ROOT_COMM_ID=host:port of rank 0. See neuron-allreduce(1).\n";
 
-enum LongOnly { kOp = 256, kSeed, kReport, kJson, kShowAlgorithm, kVersion };
+enum LongOnly { kOp = 256, kSeed, kReport, kJson, kShowAlgorithm, kAlgorithm, kVersion };
+
+constexpr std::string_view kAlgorithms[] = {"auto", "ring", "rdh", "hier"};
+
+bool IsCollectiveName(std::string_view s) {
+  for (std::string_view c : {"allr", "all_reduce", "allg", "all_gather", "redsct",
+                             "reduce_scatter", "sendrecv", "permute"}) {
+    if (s == c) return true;
+  }
+  return false;
+}
+
+// Takes --hosts (-s) H... and --hosts-file F out of args: the host flags
+// are the launcher's, and the ranks it starts get the rest. --hosts takes
+// the words up to the next option or collective name, each word one host
+// or several joined by commas, as nccom-test's.
+absl::Status TakeHostFlags(std::vector<std::string>* args, BenchFlags* flags) {
+  std::vector<std::string> rest;
+  const auto add_hosts = [&](const std::string& word) {
+    for (absl::string_view h : absl::StrSplit(word, ',', absl::SkipEmpty())) {
+      flags->hosts.emplace_back(h);
+    }
+  };
+  for (size_t i = 0; i < args->size(); ++i) {
+    const std::string& a = (*args)[i];
+    if (a == "--") {
+      rest.insert(rest.end(), args->begin() + static_cast<long>(i), args->end());
+      break;
+    }
+    if (i == 0) {
+      rest.push_back(a);
+    } else if (a == "-s" || a == "--hosts") {
+      size_t before = flags->hosts.size();
+      while (i + 1 < args->size() && (*args)[i + 1].rfind('-', 0) != 0 &&
+             !IsCollectiveName((*args)[i + 1])) {
+        add_hosts((*args)[++i]);
+      }
+      if (flags->hosts.size() == before) {
+        return absl::InvalidArgumentError(absl::StrCat(a, " needs one or more hosts"));
+      }
+    } else if (a.rfind("--hosts=", 0) == 0) {
+      add_hosts(a.substr(8));
+    } else if (a == "--hosts-file") {
+      if (i + 1 >= args->size()) return absl::InvalidArgumentError("--hosts-file needs a file");
+      flags->hosts_file = (*args)[++i];
+    } else if (a.rfind("--hosts-file=", 0) == 0) {
+      flags->hosts_file = a.substr(13);
+    } else {
+      rest.push_back(a);
+    }
+  }
+  *args = std::move(rest);
+  return absl::OkStatus();
+}
 
 bool IsStatName(std::string_view s) {
   if (s == "avg") return true;
@@ -78,8 +137,12 @@ const char* BenchOpName(BenchOp op) {
 }
 
 int ParseBenchFlags(int argc, char** argv, BenchFlags* flags) {
-  // -t/--stats takes several words: gather them into one argument first.
   std::vector<std::string> args(argv, argv + argc);
+  if (absl::Status st = TakeHostFlags(&args, flags); !st.ok()) {
+    return UsageError(kTool, std::string(st.message()));
+  }
+  if (!args.empty()) flags->rank_args.assign(args.begin() + 1, args.end());
+  // -t/--stats takes several words: gather them into one argument first.
   std::vector<std::string> fixed;
   for (size_t i = 0; i < args.size(); ++i) {
     fixed.push_back(args[i]);
@@ -113,6 +176,7 @@ int ParseBenchFlags(int argc, char** argv, BenchFlags* flags) {
       {"report-to-json-file", required_argument, nullptr, kReport},
       {"json", no_argument, nullptr, kJson},
       {"show-algorithm", no_argument, nullptr, kShowAlgorithm},
+      {"algorithm", required_argument, nullptr, kAlgorithm},
       {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, kVersion},
       {nullptr, 0, nullptr, 0},
@@ -197,6 +261,14 @@ int ParseBenchFlags(int argc, char** argv, BenchFlags* flags) {
       case kReport: flags->json_file = arg; break;
       case kJson: flags->json = true; break;
       case kShowAlgorithm: flags->show_algorithm = true; break;
+      case kAlgorithm:
+        if (std::find(std::begin(kAlgorithms), std::end(kAlgorithms), arg) ==
+            std::end(kAlgorithms)) {
+          return UsageError(kTool, absl::StrCat("--algorithm '", arg,
+                                                "': expected auto, ring, rdh or hier"));
+        }
+        flags->algorithm = arg;
+        break;
       case 'h': std::fputs(kUsage, stdout); return kExitOk;
       case kVersion: PrintVersion(kTool); return kExitOk;
       default:

@@ -31,6 +31,13 @@ struct BenchFlags {
   std::string json_file;
   bool json = false;
   bool show_algorithm = false;
+  // The algorithm of groups that span hosts (CommOptions::algorithm).
+  std::string algorithm = "auto";
+  // --hosts / --hosts-file: start the ranks on these hosts (host_launch.h).
+  std::vector<std::string> hosts;
+  std::string hosts_file;
+  // The arguments without the host flags: what each launched rank gets.
+  std::vector<std::string> rank_args;
 };
 
 // Returns -1 to go on, else the exit status (help, version, usage error).

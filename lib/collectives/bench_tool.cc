@@ -1,16 +1,19 @@
 // neuron-allreduce's entry: flags, configuration, and the launch: -r forks
-// the ranks on this host (local_launch.h); under mpirun, srun or
-// NEURON_RANK this process is one rank of the launcher's job.
+// the ranks on this host (local_launch.h); --hosts starts them on other hosts
+// through mpirun (host_launch.h); under mpirun, srun or NEURON_RANK this
+// process is one rank of the launcher's job.
 #include "lib/collectives/bench_tool.h"
 
 #include <sched.h>
 
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "lib/collectives/bench_flags.h"
 #include "lib/collectives/bench_run.h"
+#include "lib/collectives/host_launch.h"
 #include "lib/collectives/launch.h"
 #include "lib/collectives/local_launch.h"
 #include "lib/device/instance_catalog.h"
@@ -62,6 +65,11 @@ int AllReduceToolMain(int argc, char** argv) {
   const config::EnvLookup env = config::ProcessEnv();
   auto launch = LaunchFromEnv(env);
   if (!launch.ok()) return UsageError(kTool, std::string(launch.status().message()));
+  const bool on_hosts = !flags.hosts.empty() || !flags.hosts_file.empty();
+  if (!launch->has_value() && on_hosts) {
+    HostLaunch hosts{flags.hosts, flags.nranks, flags.nnodes, "", flags.rank_args};
+    return RunOnHosts(kTool, std::move(hosts), flags.hosts_file, env);
+  }
   if (!launch->has_value() && flags.nranks == 0) {
     return UsageError(kTool,
                       "-r NRANKS is required (or start the ranks with mpirun, srun, or "
@@ -88,6 +96,7 @@ int AllReduceToolMain(int argc, char** argv) {
     return kExitFailure;
   }
   CommOptions options = OptionsFromConfig(res.config, env);
+  options.algorithm = flags.algorithm;
   RunEnv run_env;
   run_env.execution_barrier = !res.config.disable_execution_barrier;
   if (auto v = env("NEURON_ALLREDUCE_INJECT_ERROR")) run_env.inject_error = *v == "1";

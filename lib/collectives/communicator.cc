@@ -208,10 +208,10 @@ absl::Status Communicator::Impl::Bootstrap() {
           }
         }
         return NrtError(NRT_TIMEOUT,
-                        absl::StrCat("rank(s) ", absl::StrJoin(missing, ","),
-                                     " did not join within ", opt.timeout_s,
-                                     " s (NEURON_RT_EXEC_TIMEOUT) at ",
-                                     opt.root_comm_id));
+                        absl::StrCat(missing.size() == 1 ? "rank " : "ranks ",
+                                     absl::StrJoin(missing, ","), " did not join within ",
+                                     opt.timeout_s, " s (NEURON_RT_EXEC_TIMEOUT) at ",
+                                     opt.root_comm_id, "; host unknown: it never connected"));
       }
       std::string bad;
       if (h.magic != kHelloMagic) bad = "a connection that is not a rank of this job";
@@ -262,7 +262,8 @@ absl::Status Communicator::Impl::Bootstrap() {
                         absl::StrCat(missing == 1 ? "rank " : "ranks ",
                                      absl::StrJoin(who, ","), " did not join within ",
                                      opt.timeout_s, " s (NEURON_RT_EXEC_TIMEOUT) at ",
-                                     opt.root_comm_id, " (rank 0 waited for it)"));
+                                     opt.root_comm_id,
+                                     "; host unknown: it never connected to rank 0"));
       }
     }
     if (st.ok()) st = net::RecvAll(boot_fd, &nonce, sizeof(nonce), deadline);

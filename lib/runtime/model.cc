@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/log/log.h"
@@ -154,7 +155,13 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   if (!run.ok()) {
     NRT_STATUS code = NRT_FAILURE;
     std::string message;
-    if (run.code() == absl::StatusCode::kDeadlineExceeded) {
+    if (run.code() == absl::StatusCode::kDeadlineExceeded &&
+        absl::StartsWith(run.message(), "NRT_TIMEOUT: ")) {
+      // A collective gave up on a lost peer: say which (its own message).
+      code = NRT_TIMEOUT;
+      message = absl::StrFormat("execution of model '%s' on nc%d failed: %s", s.name, core.id(),
+                                std::string(run.message()));
+    } else if (run.code() == absl::StatusCode::kDeadlineExceeded) {
       code = NRT_TIMEOUT;
       message = absl::StrFormat(
           "execution of model '%s' on nc%d exceeded NEURON_RT_EXEC_TIMEOUT=%d s and was stopped",

@@ -15,7 +15,7 @@ DEPS=(
   clang-14 libclang-rt-14-dev
   python3 python3-numpy
   openmpi-bin
-  libfabric-dev iproute2
+  libfabric-dev iproute2 nftables
 )
 
 ensure_deps() {

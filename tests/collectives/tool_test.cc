@@ -1,23 +1,28 @@
 // neuron-allreduce end to end: usage errors, checks of every type and
 // reduction, JSON, a failed check, launchers (explicit variables over
-// loopback "hosts", mpirun when installed) and a rank killed mid-run.
+// loopback "hosts", mpirun when installed, --hosts through mpirun) and a
+// rank killed mid-run; and the flags and hosts files of --hosts.
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "lib/collectives/bench_flags.h"
 #include "lib/collectives/dtype.h"
+#include "lib/collectives/host_launch.h"
 #include "tests/collectives/rank_harness.h"
 #include "tests/support/tool_runner.h"
 
@@ -319,6 +324,200 @@ TEST(NeuronAllreduce, UnderMpirun) {
   const int rc = system(cmd.c_str());
   EXPECT_EQ(rc, 0) << Slurp(dir + "/err");
   EXPECT_TRUE(Has(Slurp(dir + "/out"), "4 rank(s) on 1 host(s)")) << Slurp(dir + "/out");
+}
+
+// ParseBenchFlags over a command line given as words.
+int Parse(std::vector<std::string> words, BenchFlags* flags) {
+  words.insert(words.begin(), kTool);
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  return ParseBenchFlags(static_cast<int>(words.size()), argv.data(), flags);
+}
+
+TEST(NeuronAllreduceHosts, HostFlagsAreTheLaunchersNotTheRanks) {
+  BenchFlags f;
+  ASSERT_EQ(Parse({"-r", "4", "-N", "2", "-d", "fp32", "allr", "--hosts", "10.1.4.145",
+                   "10.1.4.138", "-b", "8"}, &f), -1);
+  EXPECT_EQ(f.hosts, (std::vector<std::string>{"10.1.4.145", "10.1.4.138"}));
+  EXPECT_EQ(f.rank_args,
+            (std::vector<std::string>{"-r", "4", "-N", "2", "-d", "fp32", "allr", "-b", "8"}));
+  EXPECT_EQ(f.nranks, 4);
+  EXPECT_EQ(f.type, DataType::kF32);
+  EXPECT_EQ(f.algorithm, "auto");
+
+  // -s, commas, --hosts=, and the collective ends the list.
+  f = BenchFlags();
+  ASSERT_EQ(Parse({"-r", "6", "-s", "a,b", "c", "allg", "--hosts=d,e"}, &f), -1);
+  EXPECT_EQ(f.hosts, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(f.op, BenchOp::kAllGather);
+  EXPECT_EQ(f.rank_args, (std::vector<std::string>{"-r", "6", "allg"}));
+
+  f = BenchFlags();
+  ASSERT_EQ(Parse({"-r", "2", "--hosts-file", "/etc/h", "--algorithm", "rdh"}, &f), -1);
+  EXPECT_EQ(f.hosts_file, "/etc/h");
+  EXPECT_TRUE(f.hosts.empty());
+  EXPECT_EQ(f.algorithm, "rdh");
+  EXPECT_EQ(f.rank_args, (std::vector<std::string>{"-r", "2", "--algorithm", "rdh"}));
+  f = BenchFlags();
+  ASSERT_EQ(Parse({"--hosts-file=/x", "--algorithm", "hier", "-r", "2"}, &f), -1);
+  EXPECT_EQ(f.hosts_file, "/x");
+  EXPECT_EQ(f.algorithm, "hier");
+
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{"-r", "2", "--hosts"},
+                                             {"-r", "2", "--hosts", "allr"},
+                                             {"-r", "2", "-s", "-d", "fp32"},
+                                             {"-r", "2", "--hosts-file"},
+                                             {"-r", "2", "--algorithm", "tree"},
+                                             {"-r", "2", "--algorithm"}}) {
+    f = BenchFlags();
+    EXPECT_EQ(Parse(bad, &f), 2) << bad.back();
+  }
+}
+
+TEST(NeuronAllreduceHosts, HostsFiles) {
+  auto hosts = ParseHostsFile(
+      "# the cluster\n"
+      "10.0.0.1\n"
+      "\n"
+      "   10.0.0.2 slots=2   # two of them\n"
+      "\t\n"
+      "node3 slots=4 max_slots=8\r\n"
+      "node4#no space before the comment\n",
+      "hosts");
+  ASSERT_TRUE(hosts.ok()) << hosts.status();
+  EXPECT_EQ(*hosts, (std::vector<std::string>{"10.0.0.1", "10.0.0.2", "node3", "node4"}));
+
+  struct Bad { const char* text; const char* says; };
+  for (const Bad& b : {Bad{"a\nb slots=x\n", "hosts:2: 'slots=x'"},
+                       Bad{"a slots=0\n", "hosts:1: 'slots=0'"},
+                       Bad{"a\n\nb cpus=3\n", "hosts:3: 'cpus=3'"},
+                       Bad{"a b\n", "hosts:1: 'b'"},
+                       Bad{"a\nb\na slots=2\n", "hosts:3: host 'a' is listed twice"},
+                       Bad{"# nothing\n\n", "hosts: names no host"},
+                       Bad{"", "hosts: names no host"}}) {
+    auto r = ParseHostsFile(b.text, "hosts");
+    ASSERT_FALSE(r.ok()) << b.text;
+    EXPECT_TRUE(Has(std::string(r.status().message()), b.says)) << r.status();
+  }
+  const std::string dir = neuron::testing::MakeTempDir();
+  std::ofstream(dir + "/hosts") << "h1\nh2 slots=8\n";
+  hosts = ReadHostsFile(dir + "/hosts");
+  ASSERT_TRUE(hosts.ok()) << hosts.status();
+  EXPECT_EQ(*hosts, (std::vector<std::string>{"h1", "h2"}));
+  hosts = ReadHostsFile(dir + "/absent");
+  ASSERT_FALSE(hosts.ok());
+  EXPECT_TRUE(Has(std::string(hosts.status().message()), dir + "/absent")) << hosts.status();
+}
+
+config::EnvLookup EnvOf(std::map<std::string, std::string> vars) {
+  return [vars](std::string_view name) -> std::optional<std::string> {
+    auto it = vars.find(std::string(name));
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(NeuronAllreduceHosts, MpirunCommandLine) {
+  HostLaunch l{{"h1", "h2"}, 4, 2, "/opt/bin/neuron-allreduce", {"-r", "4", "allr", "-b", "8"}};
+  const std::map<std::string, std::string> vars = {
+      {"NEURON_RT_ROOT_COMM_ID", "h1:45654"},
+      {"NEURON_MPIRUN", "/opt/ompi/bin/mpirun"},
+      {"NEURON_MPIRUN_ARGS", " --mca plm_rsh_agent /x/netns-rsh\t--oversubscribe "}};
+  const std::vector<std::string> names = {
+      "PATH", "NEURON_RT_ROOT_COMM_ID", "NEURON_RT_EXEC_TIMEOUT", "NEURON_HOST_ADDR",
+      "NEURON_RANK_HINT", "NEURON_MPIRUN", "NEURON_MPIRUN_ARGS", "NEURON_LOCAL_RANK",
+      "NEURON_RT_EXEC_TIMEOUT"};
+  auto argv = MpirunArgv(l, EnvOf(vars), names);
+  ASSERT_TRUE(argv.ok()) << argv.status();
+  EXPECT_EQ(*argv, (std::vector<std::string>{
+                       "/opt/ompi/bin/mpirun", "--mca", "plm_rsh_agent", "/x/netns-rsh",
+                       "--oversubscribe", "-np", "4", "--host", "h1:2,h2:2",
+                       "-x", "NEURON_RANK_HINT", "-x", "NEURON_RT_EXEC_TIMEOUT",
+                       "-x", "NEURON_RT_ROOT_COMM_ID",
+                       "/opt/bin/neuron-allreduce", "-r", "4", "allr", "-b", "8"}));
+  // mpirun from PATH by default; -N may be left out.
+  l.nnodes = 0;
+  argv = MpirunArgv(l, EnvOf({{"NEURON_RT_ROOT_COMM_ID", "h1:1"}}), {"NEURON_RT_ROOT_COMM_ID"});
+  ASSERT_TRUE(argv.ok()) << argv.status();
+  EXPECT_EQ((*argv)[0], "mpirun");
+  EXPECT_EQ((*argv)[1], "-np");
+
+  struct Bad { HostLaunch launch; const char* says; };
+  for (const Bad& b : {Bad{{{"h1", "h2"}, 0, 0, "x", {}}, "needs -r NRANKS"},
+                       Bad{{{"a", "b", "c", "d"}, 6, 0, "x", {}}, "-r 6 does not spread evenly over 4 hosts"},
+                       Bad{{{"a", "b"}, 4, 3, "x", {}}, "-N 3 but 2 host(s)"},
+                       Bad{{{"a", "a"}, 2, 0, "x", {}}, "'a' twice"},
+                       Bad{{{"a:2"}, 2, 0, "x", {}}, "'a:2'"},
+                       Bad{{{}, 2, 0, "x", {}}, "no host"}}) {
+    auto r = MpirunArgv(b.launch, EnvOf(vars), names);
+    ASSERT_FALSE(r.ok()) << b.says;
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+    EXPECT_TRUE(Has(std::string(r.status().message()), b.says)) << r.status();
+  }
+  auto r = MpirunArgv(l, EnvOf({}), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(r.status())) << r.status();
+  EXPECT_TRUE(Has(std::string(r.status().message()), "NEURON_RT_ROOT_COMM_ID is not set"));
+}
+
+TEST(NeuronAllreduceHosts, ToolLaunchesThroughMpirun) {
+  ToolOptions o;
+  // Command-line mistakes: exit 2, one error line.
+  o.env = {{"NEURON_RT_ROOT_COMM_ID", "a:45654"}};
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"-r", "3", "allr", "--hosts", "a", "b"},
+           {"allr", "--hosts", "a", "b"},
+           {"-r", "2", "-N", "3", "allr", "--hosts", "a", "b"},
+           {"-r", "2", "--hosts", "a", "b", "--hosts-file", "/etc/hosts"},
+           {"-r", "2", "allr", "--algorithm", "tree"}}) {
+    ToolResult r = RunTool(kTool, args, o);
+    EXPECT_EQ(r.exit_code, 2) << args[1] << r.err;
+    EXPECT_EQ(r.err.rfind("neuron-allreduce: error: ", 0), 0u) << r.err;
+  }
+  ToolResult r = RunTool(kTool, {"-r", "2", "allr", "--hosts", "a", "b"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(Has(r.err, "NEURON_RT_ROOT_COMM_ID is not set")) << r.err;
+  r = RunTool(kTool, {"-r", "2", "allr", "--hosts-file", "/nonexistent/hosts"}, o);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(Has(r.err, "/nonexistent/hosts")) << r.err;
+
+  // The command it runs, printed by echo in mpirun's place; this process's
+  // own address stays behind.
+  o.env = {{"NEURON_RT_ROOT_COMM_ID", "a:45654"},
+           {"NEURON_MPIRUN", "echo"},
+           {"NEURON_HOST_ADDR", "10.0.0.9"},
+           {"NEURON_RT_EXEC_TIMEOUT", "7"}};
+  o.unset_env = {"NEURON_RT_LOCAL_CORE_DUMP_DIRECTORY"};  // the harness's own
+  r = RunTool(kTool, {"-r", "4", "allr", "-b", "8", "-e", "8", "--hosts", "a", "b"}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string self = std::filesystem::canonical(neuron::testing::ToolDir() + "/" + kTool);
+  EXPECT_EQ(r.out, "-np 4 --host a:2,b:2 -x NEURON_RT_EXEC_TIMEOUT -x NEURON_RT_ROOT_COMM_ID " +
+                       self + " -r 4 allr -b 8 -e 8\n");
+  o.env["NEURON_MPIRUN"] = "/nonexistent/mpirun";
+  r = RunTool(kTool, {"-r", "2", "allr", "--hosts", "a"}, o);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(Has(r.err, "cannot run /nonexistent/mpirun")) << r.err;
+}
+
+TEST(NeuronAllreduceHosts, HostsLocalhostUnderMpirun) {
+  if (system("command -v mpirun >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "NOTICE: mpirun is not installed (Debian openmpi-bin); skipping";
+  }
+  ToolOptions o;
+  o.env = {{"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:" + std::to_string(testing::FreePort())},
+           {"NEURON_MPIRUN_ARGS", "--oversubscribe --allow-run-as-root"},
+           {"NEURON_RT_EXEC_TIMEOUT", "20"}};
+  const std::string dir = neuron::testing::MakeTempDir();
+  std::ofstream(dir + "/hosts") << "# one host, two ranks\nlocalhost slots=2\n";
+  ToolResult r = RunTool("/usr/bin/timeout",
+                         {"120", neuron::testing::ToolDir() + "/" + kTool, "-r", "2", "allr",
+                          "-b", "8", "-e", "64kb", "-f", "8", "-c", "random", "-d", "fp32",
+                          "--algorithm", "ring", "--hosts-file", dir + "/hosts", "-n", "2"}, o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "2 rank(s) on 1 host(s)")) << r.out;
 }
 
 }  // namespace

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# fp32-sum all-reduce across hosts of a namespace test cluster
+# (tests/cluster/cluster.sh): neuron-allreduce (ranks started by hand with
+# NEURON_RANK) vs Open MPI (TCP BTL, mpirun through netns-rsh) vs Gloo (TCP)
+# in the same run, on 2, 4 and 8 hosts x 1 rank and 4 hosts x 2 ranks, with
+# links shaped to RATE (tc tbf on both ends) and unshaped. Prints one row per
+# case: the times, the bus bandwidths (2^30 bytes/s, busbw = bytes * 2(n-1)/n
+# / time for n ranks), ours over the better peer, and for shaped links the
+# bus bandwidth over the link rate. Needs root (network namespaces).
+# Usage: bench/allreduce_hosts.sh [--quick] [SCALE]
+#   --quick  2 and 4 hosts x 1 rank only
+#   SCALE    multiplies the iteration counts (default 1)
+# Environment: ROUNDS (each figure is the best of ROUNDS rounds, default 2),
+#   SIZES (bytes, default "8 67108864"; add 1048576 for 1 MiB),
+#   RATE (the shaped links' rate, default 2gbit).
+set -euo pipefail
+source "$(dirname "$0")/bench_common.sh"
+source "$ROOT/tests/cluster/cluster.sh"
+
+quick=0 scale=1
+for a in "$@"; do
+  case "$a" in
+    --quick) quick=1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *[!0-9]*|"") echo "allreduce_hosts: unknown argument '$a'" >&2; exit 2 ;;
+    *) scale="$a" ;;
+  esac
+done
+rounds="${ROUNDS:-2}"
+read -r -a sizes <<<"${SIZES:-8 67108864}"
+rate="${RATE:-2gbit}"
+if ((quick)); then configs=("2 1" "4 1"); else configs=("2 1" "4 1" "8 1" "4 2"); fi
+
+# The peers' packages (bench-only, as in bench/allreduce.sh).
+need=()
+for p in openmpi-bin libopenmpi-dev libgloo-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+done
+if ((${#need[@]})); then
+  sudo=(); [ "$(id -u)" = 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=120 update -qq >&2 || true
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=120 \
+    install -y -qq --no-install-recommends "${need[@]}" >&2
+fi
+bench_build neuron-allreduce
+mpicc -O2 -o "$SCRATCH/mpi_allreduce" "$ROOT/bench/peers/mpi_allreduce.c"
+g++ -O2 -std=c++17 -o "$SCRATCH/gloo_allreduce" "$ROOT/bench/peers/gloo_allreduce.cc" -lgloo -pthread
+
+CL="bar$$"
+trap 'cluster_down "$CL"; rm -rf "$SCRATCH"' EXIT
+max_hosts=0
+for c in "${configs[@]}"; do read -r h _ <<<"$c"; ((h > max_hosts)) && max_hosts=$h; done
+
+# SIZE SHAPED LIB: enough iterations for a stable average. Open MPI's 8 B
+# all-reduce takes milliseconds here (its ranks poll, and every host shares
+# the same CPUs), so it gets fewer: each is still an average over as many
+# operations as fit the time the others take.
+iters_for() {
+  local n
+  case "$1" in
+    8) n=$([ "$3" = mpi ] && echo 200 || echo 1000) ;;
+    1048576) n=$(($2 ? 40 : 200)) ;;
+    *) n=$(($2 ? 3 : 10)) ;;
+  esac
+  echo $((n * scale))
+}
+
+port=$((20000 + RANDOM % 20000))
+
+# Each runner: HOSTS PER_HOST SIZE ITERS WARMUP; prints rank 0's average
+# microseconds (the slowest rank's), or nothing when the run failed. Runs in
+# a subshell ($(...)): ours takes $port, which the caller moves on.
+run_ours() {
+  local hosts="$1" per="$2" size="$3" n="$4" w="$5" world=$(($1 * $2)) r h pids=()
+  local root; root="$(cluster_addr "$CL" 0):$port"
+  for ((r = world - 1; r >= 0; r--)); do
+    h=$((r / per))
+    cluster_exec "$CL" "$h" env NEURON_RT_ROOT_COMM_ID="$root" NEURON_RANK="$r" \
+      NEURON_WORLD_SIZE="$world" NEURON_HOST_ADDR="$(cluster_addr "$CL" "$h")" \
+      NEURON_RT_EXEC_TIMEOUT=120 timeout 600 "$OUT/neuron-allreduce" allr -N "$hosts" \
+      -b "$size" -e "$size" -d fp32 --op sum -n "$n" -w "$w" --json \
+      >"$SCRATCH/ours$r.json" 2>"$SCRATCH/ours$r.err" &
+    pids+=($!)
+  done
+  local ok=1
+  for r in "${pids[@]}"; do wait "$r" || ok=0; done
+  ((ok)) || { sed 's/^/  ours: /' "$SCRATCH"/ours*.err >&2; return 0; }
+  json_field "$SCRATCH/ours0.json" 'd["results"][0]["time:avg(us)"]'
+}
+
+run_mpi() {
+  local hosts="$1" per="$2" size="$3" n="$4" w="$5"
+  timeout 600 "$ROOT/tests/cluster/cluster.sh" mpirun "$CL" -np $((hosts * per)) \
+    --host "$(cluster_hostlist "$CL" "$hosts" "$per")" --mca btl tcp,self \
+    "$SCRATCH/mpi_allreduce" "$n" "$w" "$size" 2>"$SCRATCH/mpi.err" | awk '{ print $2 }' ||
+    sed 's/^/  mpi: /' "$SCRATCH/mpi.err" >&2
+}
+
+run_gloo() {
+  local hosts="$1" per="$2" size="$3" n="$4" w="$5" world=$(($1 * $2)) r h pids=()
+  rm -rf "$SCRATCH/gloo-store" && mkdir -p "$SCRATCH/gloo-store"
+  for ((r = world - 1; r >= 0; r--)); do
+    h=$((r / per))
+    cluster_exec "$CL" "$h" env GLOO_HOSTNAME="$(cluster_addr "$CL" "$h")" timeout 600 \
+      "$SCRATCH/gloo_allreduce" "$r" "$world" "$SCRATCH/gloo-store" "$n" "$w" "$size" \
+      >"$SCRATCH/gloo$r.out" 2>"$SCRATCH/gloo$r.err" &
+    pids+=($!)
+  done
+  local ok=1
+  for r in "${pids[@]}"; do wait "$r" || ok=0; done
+  ((ok)) || { sed 's/^/  gloo: /' "$SCRATCH"/gloo*.err >&2; return 0; }
+  awk '{ print $2 }' "$SCRATCH/gloo0.out"
+}
+
+us() { [ -n "$1" ] && printf '%.1f' "$1" || echo -; }
+min() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "") print a; else print (a == "" || b < a) ? b : a }'; }
+busbw() {  # BYTES RANKS US
+  [ -n "$3" ] || { echo "-"; return; }
+  awk -v b="$1" -v n="$2" -v us="$3" 'BEGIN { printf "%.4g", b * 2 * (n - 1) / n / (us * 1e-6) / 1073741824 }'
+}
+# RATE as tc writes it (e.g. 2gbit, 500mbit) in 2^30 bytes/s.
+link_gbs() {
+  awk -v r="$1" 'BEGIN {
+    n = r + 0; u = tolower(substr(r, length(n "") + 1))
+    m = (u ~ /^g/) ? 1e9 : (u ~ /^m/) ? 1e6 : (u ~ /^k/) ? 1e3 : 1
+    if (u ~ /bps$/) m *= 8
+    printf "%.4f", n * m / 8 / 1073741824 }'
+}
+
+declare -A t_ours t_mpi t_gloo
+for shaped in 1 0; do
+  cluster_down "$CL"
+  if ((shaped)); then up_args=(--rate "$rate"); else up_args=(); fi
+  rc=0
+  cluster_up "$CL" "$max_hosts" "${up_args[@]}" || rc=$?
+  if ((rc == 77)); then
+    echo "NOTICE: no namespace cluster here (see the line above); nothing measured"
+    exit 0
+  fi
+  ((rc == 0)) || exit "$rc"
+  for c in "${configs[@]}"; do
+    read -r hosts per <<<"$c"
+    for s in "${sizes[@]}"; do
+      key="$hosts $per $shaped $s"
+      n=$(iters_for "$s" "$shaped" ours) nm=$(iters_for "$s" "$shaped" mpi)
+      w=$((n / 10 + 1)) wm=$((nm / 10 + 1))
+      for ((round = 0; round < rounds; round++)); do
+        port=$((port + 1))
+        t_ours[$key]=$(min "${t_ours[$key]:-}" "$(run_ours "$hosts" "$per" "$s" "$n" "$w")")
+        t_mpi[$key]=$(min "${t_mpi[$key]:-}" "$(run_mpi "$hosts" "$per" "$s" "$nm" "$wm")")
+        t_gloo[$key]=$(min "${t_gloo[$key]:-}" "$(run_gloo "$hosts" "$per" "$s" "$n" "$w")")
+      done
+    done
+  done
+done
+
+link=$(link_gbs "$rate")
+printf '%5s %5s %6s %9s  %11s %11s %11s  %9s %9s %9s  %9s  %9s %9s\n' hosts ranks rate size \
+  'ours(us)' 'mpi(us)' 'gloo(us)' 'ours GB/s' 'mpi GB/s' 'gloo GB/s' 'ours/peer' 'ours/link' 'peer/link'
+for shaped in 1 0; do
+  for c in "${configs[@]}"; do
+    read -r hosts per <<<"$c"
+    for s in "${sizes[@]}"; do
+      key="$hosts $per $shaped $s"
+      nr=$((hosts * per))
+      bo=$(busbw "$s" "$nr" "${t_ours[$key]}")
+      bm=$(busbw "$s" "$nr" "${t_mpi[$key]}")
+      bg=$(busbw "$s" "$nr" "${t_gloo[$key]}")
+      best=$(awk -v a="$bm" -v b="$bg" 'BEGIN { if (a == "-") print b; else if (b == "-") print a; else print (a > b) ? a : b }')
+      vs=$(awk -v o="$bo" -v p="$best" 'BEGIN { if (o == "-" || p == "-" || p == 0) print "-"; else printf "%.2f", o / p }')
+      ol="-" pl="-"
+      if ((shaped)); then
+        ol=$(awk -v o="$bo" -v l="$link" 'BEGIN { if (o == "-") print "-"; else printf "%.2f", o / l }')
+        pl=$(awk -v o="$best" -v l="$link" 'BEGIN { if (o == "-") print "-"; else printf "%.2f", o / l }')
+      fi
+      printf '%5s %5s %6s %9s  %11s %11s %11s  %9s %9s %9s  %9s  %9s %9s\n' "$hosts" "$nr" \
+        "$( ((shaped)) && echo "$rate" || echo none)" "$s" "$(us "${t_ours[$key]}")" \
+        "$(us "${t_mpi[$key]}")" "$(us "${t_gloo[$key]}")" "$bo" "$bm" "$bg" "$vs" "$ol" "$pl"
+    done
+  done
+done
+echo "busbw GB/s = 2^30 bytes/s, bytes * 2(n-1)/n / time; fp32 sum; best of $rounds round(s)"
+echo "ours/peer: our busbw over the better of MPI and Gloo; */link: busbw over the $rate link ($link GB/s)"
+echo "MPI: Open MPI $(mpirun --version 2>/dev/null | sed -n 's/.*Open MPI) //p'), --mca btl tcp,self; Gloo: TCP transport"
