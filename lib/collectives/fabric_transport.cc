@@ -207,6 +207,12 @@ class FabricTransport : public Transport {
     if (st.ok()) st = Run(t);
     Unregister(t.send);
     Unregister(t.recv);
+    // After a failure, posted buffers may belong to the caller no longer:
+    // the endpoint is closed so nothing is written into them later.
+    if (!st.ok()) {
+      broken_ = true;
+      Close();
+    }
     return st;
   }
 
@@ -284,7 +290,7 @@ class FabricTransport : public Transport {
     while (pending()) {
       absl::Status st = Post(t.recv, false);
       if (st.ok()) st = Post(t.send, true);
-      if (!st.ok()) return Fail(st);
+      if (!st.ok()) return st;
       std::array<fi_cq_tagged_entry, 16> done;
       ssize_t n = fi_cq_read(cq_, done.data(), done.size());
       if (n == -FI_EAGAIN) {
@@ -292,10 +298,10 @@ class FabricTransport : public Transport {
         if (now - last_check >= std::chrono::milliseconds(kWaitMs)) {
           last_check = now;
           st = setup_.hooks.check();
-          if (!st.ok()) return Fail(st);
+          if (!st.ok()) return st;
           if (now >= *setup_.hooks.deadline) {
             const int peer = t.recv.done < t.recv.bytes ? t.recv.peer : t.send.peer;
-            return Fail(setup_.hooks.lost(peer, "no progress"));
+            return setup_.hooks.lost(peer, "no progress");
           }
         }
         // Sleep on the queue's file descriptor, once libfabric agrees that
@@ -315,11 +321,10 @@ class FabricTransport : public Transport {
         Op* op = static_cast<Op*>(err.op_context);
         const int peer = op != nullptr ? op->peer : -1;
         if (op != nullptr) Retire(op);
-        return Fail(setup_.hooks.lost(
-            peer, absl::StrCat("libfabric ", provider_, " reported ",
-                               Api()->strerror(err.err))));
+        return setup_.hooks.lost(peer, absl::StrCat("libfabric ", provider_, " reported ",
+                                                    Api()->strerror(err.err)));
       }
-      if (n < 0) return Fail(Error("cannot read the completion queue", static_cast<int>(n)));
+      if (n < 0) return Error("cannot read the completion queue", static_cast<int>(n));
       for (ssize_t i = 0; i < n; ++i) {
         Op* op = static_cast<Op*>(done[i].op_context);
         Side& s = op->send ? t.send : t.recv;
@@ -329,14 +334,6 @@ class FabricTransport : public Transport {
       }
     }
     return absl::OkStatus();
-  }
-
-  // After a failure, posted buffers may belong to the caller no longer: the
-  // endpoint is closed so nothing is written into them later.
-  absl::Status Fail(absl::Status st) {
-    broken_ = true;
-    Close();
-    return st;
   }
 
   Op* NewOp(bool send, int peer) {

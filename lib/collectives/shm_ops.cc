@@ -166,6 +166,11 @@ absl::Status Communicator::Impl::WaitFlag(Counter RankFlags::*which,
         if (!Alive(peers[r].pid)) {
           return Lost(r, absl::StrCat("process ", peers[r].pid, " exited"));
         }
+        // Across hosts: answer a roll call even while waiting on this host.
+        if (!control.empty()) {
+          absl::Status st = CheckControl();
+          if (!st.ok()) return st;
+        }
         next_check = now + std::chrono::milliseconds(2);
       }
     }

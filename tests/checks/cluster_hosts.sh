@@ -463,6 +463,33 @@ exec_fault_check() {
   fi
 }
 exec_fault_check
+# Two ranks a host (the hierarchical path, whose ranks also wait on each
+# other in shared memory): host 2's ranks 4 and 5 are killed; the six others
+# fail naming both and their host.
+hier_fault_check() {
+  local dir="$work/fault-hier" r bad="" victims err
+  start_ranks "$dir" 8 2 NEURON_RT_EXEC_TIMEOUT=$TIMEOUT -- \
+    "$AR" allr -N 4 -b 1MB -e 1MB -n 100000000 -w 0 -d fp32 --show-algorithm
+  sleep 3
+  victims="$(rank_pids 2)"
+  [ -n "$victims" ] || fail "hier fault: host 2's ranks are not running"
+  # shellcheck disable=SC2086
+  kill -KILL $victims 2>/dev/null
+  wait_ranks
+  for r in 0 1 2 3 6 7; do
+    err="$(cat "$dir/r$r.err" 2>/dev/null)"
+    [ "$(cat "$dir/r$r.rc" 2>/dev/null)" != 0 ] || bad+=" rank $r exited 0;"
+    grep -qE "ranks 4,5 \(host [^)]*${A[2]//./\\.}\)" <<<"$err" ||
+      bad+=" rank $r does not name ranks 4,5 and ${A[2]};"
+  done
+  if [ -z "$bad" ]; then
+    pass "fault 4 hosts x 2 ranks (hier), host 2 killed: six survivors name ranks 4,5 (${A[2]})"
+  else
+    fail "hier fault:$bad"
+    for r in 0 1 2 3 6 7; do sed "s/^/   rank $r: /" "$dir/r$r.err" | tail -2; done
+  fi
+}
+hier_fault_check
 fault_check "link cut" cut
 fault_check "ranks killed" kill
 fault_check "rank stalled" stop
