@@ -31,17 +31,8 @@ read -r -a sizes <<<"${SIZES:-8 67108864}"
 rate="${RATE:-2gbit}"
 if ((quick)); then configs=("2 1" "4 1"); else configs=("2 1" "4 1" "8 1" "4 2"); fi
 
-# The peers' packages (bench-only, as in bench/allreduce.sh).
-need=()
-for p in openmpi-bin libopenmpi-dev libgloo-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
-done
-if ((${#need[@]})); then
-  sudo=(); [ "$(id -u)" = 0 ] || sudo=(sudo)
-  "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=120 update -qq >&2 || true
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=120 \
-    install -y -qq --no-install-recommends "${need[@]}" >&2
-fi
+# The peers' packages (bench-only, so not in scripts/lib/common.sh DEPS).
+bench_packages openmpi-bin libopenmpi-dev libgloo-dev
 bench_build neuron-allreduce
 mpicc -O2 -o "$SCRATCH/mpi_allreduce" "$ROOT/bench/peers/mpi_allreduce.c"
 g++ -O2 -std=c++17 -o "$SCRATCH/gloo_allreduce" "$ROOT/bench/peers/gloo_allreduce.cc" -lgloo -pthread

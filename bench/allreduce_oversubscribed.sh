@@ -14,10 +14,7 @@ rounds="${ROUNDS:-3}"
 read -r -a ranks <<<"${RANKS:-4 8}"
 read -r -a sizes <<<"${SIZES:-8 65536 1048576 16777216 67108864}"
 
-command -v mpicc >/dev/null || {
-  echo "allreduce_oversubscribed: needs Open MPI (apt-get install openmpi-bin libopenmpi-dev)" >&2
-  exit 1
-}
+bench_packages openmpi-bin libopenmpi-dev
 bench_build neuron-allreduce
 mpicc -O2 -o "$SCRATCH/mpi_allreduce" "$ROOT/bench/peers/mpi_allreduce.c"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -11,6 +11,19 @@ bench_build() {
   ninja -C "$OUT" "$@" >/dev/null
 }
 
+# Installs the Debian packages a benchmark's peers need, where missing.
+bench_packages() {
+  local need=() p sudo=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+  done
+  ((${#need[@]})) || return 0
+  [ "$(id -u)" = 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=120 update -qq >&2 || true
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=120 \
+    install -y -qq --no-install-recommends "${need[@]}" >&2
+}
+
 # A scratch directory removed on exit, and a simulated device of its own.
 SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/neuron-bench.XXXXXX")"
 trap 'rm -rf "$SCRATCH"' EXIT

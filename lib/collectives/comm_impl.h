@@ -94,6 +94,7 @@ class Communicator::Impl {
   std::vector<bool> answered;  // said 'R' (roll call) or 'B' (left)
   std::vector<bool> left;      // closed the communicator normally
   absl::Status broken;         // the first failure; later operations repeat it
+  uint64_t network_bytes = 0;  // sent through the transport
   // A roll call another rank started, or a peer's control connection that
   // closed without a goodbye: the operation's status then (OK: neither).
   absl::Status CheckControl();
@@ -122,7 +123,7 @@ class Communicator::Impl {
   uint64_t inline_step[2] = {0, 0};
   std::vector<uint64_t> known_done;            // per local rank, cached
   std::vector<char> scratch;                   // ring receive buffer
-  std::vector<char> hier_scratch, slice;       // hier's padding and slice
+  std::vector<char> hier_scratch, slice, region;  // hier's padding, slices
   size_t rdh_doubling_bytes = 16 * 1024;       // rdh: whole vectors up to here
   size_t rdh_bytes = 64 * 1024;                // auto: rdh up to here, then ring
 
@@ -194,8 +195,7 @@ class Communicator::Impl {
   absl::Status RdhAllReduceBody(const GroupView& g, char* out, size_t count,
                                 DataType type, ReduceOp op);
   absl::Status HierAllReduce(const GroupView& g, const char* in, char* out,
-                             size_t count, DataType type, ReduceOp op,
-                             InterHostAlgorithm across);
+                             size_t count, DataType type, ReduceOp op);
   absl::Status RingReduceScatter(const GroupView& g, const char* in, char* out,
                                  size_t count, DataType type, ReduceOp op);
   absl::Status RingAllGather(const GroupView& g, const char* in, char* out,

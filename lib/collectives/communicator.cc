@@ -352,10 +352,16 @@ absl::Status Communicator::Impl::SetupShm() {
   oversubscribed = nlocal > std::max(cpus, 1);
   latency_spins = oversubscribed ? 200 : 100000;
   known_done.assign(static_cast<size_t>(nlocal), 0);
-  if (!opt.cpu_affinity.empty()) {
+  // A rank drives its own transfers (it is its network proxy): pinned to
+  // one CPU of the low-latency list, or, with NEURON_RT_ONE_THREAD_PER_CORE,
+  // to a CPU of its own by its index on the host.
+  if (!opt.cpu_affinity.empty() || opt.one_thread_per_core) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(opt.cpu_affinity[static_cast<size_t>(me_local) % opt.cpu_affinity.size()], &set);
+    const int cpu = !opt.cpu_affinity.empty()
+                        ? opt.cpu_affinity[static_cast<size_t>(me_local) % opt.cpu_affinity.size()]
+                        : me_local % std::max(cpus, 1);
+    CPU_SET(cpu, &set);
     sched_setaffinity(0, sizeof(set), &set);
   }
   if (nlocal <= 1) {
@@ -513,11 +519,13 @@ absl::Status Communicator::Impl::SetupTransport() {
   setup.hooks.check = [this]() { return CheckControl(); };
   setup.hooks.lost = [this](int peer, const std::string& why) { return Lost(peer, why); };
   setup.hooks.deadline = &deadline;
+  setup.spin = opt.one_thread_per_core;
   auto t = MakeInterHostTransport(setup);
   if (!t.ok()) return t.status();
   transport = std::move(*t);
   if (rank == 0) {
-    NEURON_LOG(NRT, kInfo, "collectives across %d hosts over %s", nhosts, transport->Name());
+    NEURON_LOG(NRT, kInfo, "collectives across %d hosts over %s, %d rank(s) per network proxy",
+               nhosts, transport->Name(), static_cast<int>(std::max<uint64_t>(1, opt.ranks_per_proxy)));
   }
   return SocketBarrier(true);
 }
@@ -633,14 +641,7 @@ absl::Status Communicator::AllReduce(const void* in, void* out, size_t count,
   Impl& m = *impl_;
   const size_t es = DataTypeSize(type);
   const InterHostAlgorithm a = m.ChooseInterHost(groups, count * es);
-  if (a == InterHostAlgorithm::kHier) {
-    size_t l = 0;  // this host's members: the slice each sends across
-    for (int r : v->members) l += m.peers[r].host == m.peers[m.rank].host;
-    const size_t slice = (count + l - 1) / l * es;
-    const bool small = slice <= m.rdh_bytes && m.opt.algorithm != "ring";
-    return m.HierAllReduce(*v, i, o, count, type, op,
-                           small ? InterHostAlgorithm::kRdh : InterHostAlgorithm::kRing);
-  }
+  if (a == InterHostAlgorithm::kHier) return m.HierAllReduce(*v, i, o, count, type, op);
   m.step += m.AllReduceSteps(count, es, v->members.size());
   if (o != i && count) std::memmove(o, i, count * es);
   return a == InterHostAlgorithm::kRdh ? m.RdhAllReduceBody(*v, o, count, type, op)
@@ -764,6 +765,8 @@ std::string Communicator::AlgorithmFor(const char* op, size_t bytes,
   if (o == "redsct" || o == "allr") return o == "allr" ? "direct" : "pipelined";
   return bytes > impl_->chunk ? "pipelined" : "direct";
 }
+
+uint64_t Communicator::NetworkBytesSent() const { return impl_->network_bytes; }
 
 std::string Communicator::TransportName() const {
   if (impl_->transport != nullptr) return impl_->transport->Name();

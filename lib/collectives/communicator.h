@@ -46,6 +46,9 @@ struct CommOptions {
   bool validate_groups = false;         // NEURON_RT_ENABLE_RG_VALIDATION
   bool hw_barrier = false;              // NEURON_RT_ENABLE_HW_EXECUTION_BARRIER
   bool one_thread_per_core = false;     // NEURON_RT_ONE_THREAD_PER_CORE
+  // Ranks of a host that share one network proxy: in the hierarchical
+  // all-reduce only one rank of every N talks to other hosts, for all N.
+  uint64_t ranks_per_proxy = 1;         // NEURON_RT_RANKS_PER_NETWORK_PROXY
   std::vector<int> cpu_affinity;        // NEURON_RT_LOW_LATENCY_TASKS_CPU_AFFINITY
   uint64_t small_bytes = 0;             // latency-path limit (0: default)
   // Bytes of this rank's arena in the shared segment (0: none). Buffers an
@@ -122,6 +125,8 @@ class Communicator {
   // What carries the bytes between hosts: "libfabric PROVIDER", "tcp"
   // (no provider found), or "shared memory" when the job is on one host.
   std::string TransportName() const;
+  // Bytes this rank has sent to other ranks through the transport.
+  uint64_t NetworkBytesSent() const;
 
   class Impl;
 

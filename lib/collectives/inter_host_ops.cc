@@ -11,7 +11,8 @@
 //  hier: shared-memory reduce-scatter inside each host, an all-reduce of
 //        each slice across hosts (ring or rdh, among the ranks holding the
 //        same slice), shared-memory all-gather: inter-host traffic is 1/L
-//        of the ring's with L ranks per host.
+//        of the ring's with L ranks per host. With N ranks per network
+//        proxy, one rank of every N carries its share's slices.
 // Every block is reduced on one rank and copied to the others, so all
 // ranks end with the same bits.
 #include <algorithm>
@@ -37,6 +38,7 @@ absl::Status Communicator::Impl::Xfer(int to, const void* sbuf, size_t sbytes,
   if (!broken.ok()) return broken;
   absl::Status st = transport->Exchange(to, sbuf, sbytes, from, rbuf, rbytes);
   if (!st.ok() && broken.ok()) broken = st;
+  if (st.ok() && to >= 0) network_bytes += sbytes;
   return st;
 }
 
@@ -129,14 +131,9 @@ absl::Status Communicator::Impl::RdhAllReduceBody(const GroupView& v, char* out,
 
 absl::Status Communicator::Impl::HierAllReduce(const GroupView& v, const char* in,
                                                char* out, size_t count,
-                                               DataType type, ReduceOp op,
-                                               InterHostAlgorithm across) {
+                                               DataType type, ReduceOp op) {
   const size_t es = DataTypeSize(type);
-  // This host's members (in group order) and the rail: the members of the
-  // other hosts with the same index on theirs, hosts in group order.
-  GroupView local, rail;
-  local.local = true;
-  rail.local = false;
+  // Every member's index among its host's members (in group order).
   std::vector<std::string> hosts;
   std::vector<int> index_on_host(v.members.size());
   for (size_t i = 0; i < v.members.size(); ++i) {
@@ -148,20 +145,39 @@ absl::Status Communicator::Impl::HierAllReduce(const GroupView& v, const char* i
   }
   const std::string& mine = peers[rank].host;
   const int my_index = index_on_host[static_cast<size_t>(v.me)];
+  size_t l = 0;
+  for (int r : v.members) l += peers[r].host == mine;
+  // NEURON_RT_RANKS_PER_NETWORK_PROXY: n consecutive ranks of a host share
+  // one proxy, the first of them, which alone talks to the other hosts
+  // (n: the largest divisor of l up to the setting, so every share is
+  // whole and every rank takes the same steps).
+  size_t n = std::min<size_t>(std::max<uint64_t>(1, opt.ranks_per_proxy), l);
+  while (l % n != 0) --n;
+  const int proxy_index = static_cast<int>(static_cast<size_t>(my_index) / n * n);
+  // This host's members, my share's members, and the rail: the members of
+  // every host with the index of my share's proxy, hosts in group order.
+  GroupView local, share, rail;
+  local.local = share.local = true;
+  rail.local = false;
   for (const std::string& h : hosts) {
     for (size_t i = 0; i < v.members.size(); ++i) {
       if (peers[v.members[i]].host != h) continue;
+      const int r = v.members[i];
       if (h == mine) {
-        if (v.members[i] == rank) local.me = static_cast<int>(local.members.size());
-        local.members.push_back(v.members[i]);
+        if (r == rank) local.me = static_cast<int>(local.members.size());
+        local.members.push_back(r);
+        if (index_on_host[i] >= proxy_index &&
+            index_on_host[i] < proxy_index + static_cast<int>(n)) {
+          if (r == rank) share.me = static_cast<int>(share.members.size());
+          share.members.push_back(r);
+        }
       }
-      if (index_on_host[i] == my_index) {
-        if (v.members[i] == rank) rail.me = static_cast<int>(rail.members.size());
-        rail.members.push_back(v.members[i]);
+      if (index_on_host[i] == proxy_index) {
+        if (r == rank) rail.me = static_cast<int>(rail.members.size());
+        rail.members.push_back(r);
       }
     }
   }
-  const size_t l = local.members.size();
   const size_t blk = (count + l - 1) / l;
   // Whole blocks: pad the input when the count does not split evenly.
   const char* src = in;
@@ -176,10 +192,25 @@ absl::Status Communicator::Impl::HierAllReduce(const GroupView& v, const char* i
   }
   slice.resize(blk * es);
   RETURN_IF_ERROR(ShmReduceScatter(local, src, slice.data(), blk, type, op));
-  RETURN_IF_ERROR(across == InterHostAlgorithm::kRdh
-                      ? RdhAllReduceBody(rail, slice.data(), blk, type, op)
-                      : RingAllReduceBody(rail, slice.data(), blk, type, op));
-  RETURN_IF_ERROR(ShmAllGather(local, slice.data(), dst, blk * es));
+  // The share's slices are adjacent: the proxy reduces them across hosts
+  // as one region and hands the result back.
+  const size_t region_count = blk * n;
+  char* reg = slice.data();
+  if (n > 1) {
+    region.resize(region_count * es);
+    reg = region.data();
+    RETURN_IF_ERROR(ShmAllGather(share, slice.data(), reg, blk * es));
+  }
+  if (share.me == 0) {
+    const bool rdh = region_count * es <= rdh_bytes && opt.algorithm != "ring";
+    RETURN_IF_ERROR(rdh ? RdhAllReduceBody(rail, reg, region_count, type, op)
+                        : RingAllReduceBody(rail, reg, region_count, type, op));
+  }
+  if (n > 1) {
+    RETURN_IF_ERROR(ShmBroadcast(share, reg, reg, region_count * es, 0));
+  }
+  RETURN_IF_ERROR(ShmAllGather(local, reg + static_cast<size_t>(share.me) * blk * es, dst,
+                               blk * es));
   if (dst != out) std::memcpy(out, dst, count * es);
   return absl::OkStatus();
 }

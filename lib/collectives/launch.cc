@@ -49,6 +49,7 @@ CommOptions OptionsFromConfig(const config::RuntimeConfig& c,
   o.validate_groups = c.enable_rg_validation;
   o.hw_barrier = c.enable_hw_execution_barrier;
   o.one_thread_per_core = c.one_thread_per_core;
+  o.ranks_per_proxy = c.ranks_per_network_proxy;
   o.cpu_affinity = c.low_latency_tasks_cpu_affinity;
   if (auto addr = env("NEURON_HOST_ADDR")) o.host_addr = *addr;
   return o;

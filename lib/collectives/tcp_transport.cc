@@ -18,8 +18,8 @@ namespace {
 
 class TcpTransport : public Transport {
  public:
-  TcpTransport(std::vector<int> fds, TransferHooks hooks)
-      : fds_(std::move(fds)), hooks_(std::move(hooks)) {}
+  TcpTransport(std::vector<int> fds, TransferHooks hooks, bool spin)
+      : fds_(std::move(fds)), hooks_(std::move(hooks)), spin_(spin) {}
   ~TcpTransport() override {
     for (int fd : fds_) if (fd >= 0) close(fd);
   }
@@ -65,7 +65,7 @@ class TcpTransport : public Transport {
       if (got < rbytes) fds[n++] = {fds_[from], POLLIN, 0};
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                             *hooks_.deadline - now).count();
-      poll(fds, n, static_cast<int>(std::min<long>(left + 1, 50)));
+      poll(fds, n, spin_ ? 0 : static_cast<int>(std::min<long>(left + 1, 50)));
     }
     return absl::OkStatus();
   }
@@ -73,13 +73,14 @@ class TcpTransport : public Transport {
  private:
   std::vector<int> fds_;
   TransferHooks hooks_;
+  bool spin_;
 };
 
 }  // namespace
 
 std::unique_ptr<Transport> MakeTcpTransport(std::vector<int> fds,
-                                            TransferHooks hooks) {
-  return std::make_unique<TcpTransport>(std::move(fds), std::move(hooks));
+                                            TransferHooks hooks, bool spin) {
+  return std::make_unique<TcpTransport>(std::move(fds), std::move(hooks), spin);
 }
 
 }  // namespace neuron::collectives

@@ -10,8 +10,9 @@
 namespace neuron::collectives {
 
 // Over connected, non-blocking sockets, one per rank (-1: self); owns them.
+// spin: poll without sleeping.
 std::unique_ptr<Transport> MakeTcpTransport(std::vector<int> fds,
-                                            TransferHooks hooks);
+                                            TransferHooks hooks, bool spin);
 
 }  // namespace neuron::collectives
 

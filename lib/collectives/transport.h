@@ -39,6 +39,9 @@ struct TransportSetup {
   std::vector<sockaddr_in> addrs;  // every rank's data address (port unused)
   uint64_t chunk_bytes = 2u << 20;  // NEURON_RT_CC_CHUNK_SIZE
   uint64_t channel_buffers = 8;     // NEURON_RT_CC_CHANNEL_BUFFER_N
+  // Busy-poll instead of sleeping in poll(2) (NEURON_RT_ONE_THREAD_PER_CORE:
+  // a CPU of its own for every rank, so nobody waits for it).
+  bool spin = false;
   // Gives every rank's blob (index = rank) for this rank's; collective.
   std::function<absl::StatusOr<std::vector<std::string>>(const std::string&)> all_gather;
   // The TCP mesh's sockets, one per rank (-1: self), when it is the transport.

@@ -294,6 +294,39 @@ TEST(Communicator, EveryInterHostAlgorithmMatchesPlainArithmetic) {
   EXPECT_FALSE(IsInterHostAlgorithm("mesh"));
 }
 
+// NEURON_RT_RANKS_PER_NETWORK_PROXY: one rank of every N on a host talks to
+// the other hosts (N rounded down to a divisor of the host's ranks), and
+// the results stay exact.
+TEST(Communicator, RanksShareANetworkProxy) {
+  for (uint64_t per_proxy : {1, 2, 3, 4}) {
+    SCOPED_TRACE("ranks per proxy " + std::to_string(per_proxy));
+    JobOptions o = SmallChunks(8);
+    o.host_addr = {"127.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.1",
+                   "127.0.0.2", "127.0.0.2", "127.0.0.2", "127.0.0.2"};
+    o.base.ranks_per_proxy = per_proxy;
+    const int n = per_proxy == 3 ? 2 : static_cast<int>(per_proxy);
+    ExpectAllZero(RunJob(o, [&](Communicator& c) {
+      std::vector<int> all;
+      for (int r = 0; r < c.world(); ++r) all.push_back(r);
+      int bad = CheckGroup(c, {}, all, c.rank(), {DataType::kF32, DataType::kS32},
+                           {1, 7, 1001, 20000});
+      // Only the all-reduce takes the proxies (the other operations' rings
+      // include every rank).
+      const bool proxy = (c.rank() % 4) % n == 0;
+      const uint64_t before = c.NetworkBytesSent();
+      std::vector<float> v(1 << 18, 1.0f);
+      if (!c.AllReduce(v.data(), v.data(), v.size(), DataType::kF32, ReduceOp::kSum).ok()) ++bad;
+      const uint64_t sent = c.NetworkBytesSent() - before;
+      if ((sent > 0) != proxy || v[0] != 8.0f) {
+        std::fprintf(stderr, "rank %d sent %llu bytes across hosts (proxy: %d), got %g\n",
+                     c.rank(), static_cast<unsigned long long>(sent), proxy, v[0]);
+        bad += 1;
+      }
+      return bad ? 1 : 0;
+    }));
+  }
+}
+
 // Where libfabric has no provider (FI_PROVIDER names none), the job falls
 // back to its own TCP mesh, and says so.
 TEST(Communicator, NoFabricProviderFallsBackToTcp) {
