@@ -31,6 +31,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/collectives/tcp_transport.h"
+#include "lib/log/log.h"
 
 namespace neuron::collectives {
 namespace {
@@ -439,11 +440,18 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeInterHostTransport(
   auto all = setup.all_gather(mine);
   if (!all.ok()) return all.status();
   bool same = true;
+  std::string why;  // the first rank's reason for the fallback
   std::vector<std::string> names;
-  for (const std::string& blob : *all) {
+  for (size_t r = 0; r < all->size(); ++r) {
+    const std::string& blob = (*all)[r];
     const size_t nul = blob.find('\0');
-    if (blob.empty() || blob[0] != 'F' || nul == std::string::npos ||
-        blob.compare(1, nul - 1, fabric->provider()) != 0 || !opened.ok()) {
+    if (blob.empty() || blob[0] != 'F' || nul == std::string::npos) {
+      why = absl::StrCat("rank ", r, ": ", blob.empty() ? "" : blob.substr(1));
+    } else if (!opened.ok() || blob.compare(1, nul - 1, fabric->provider()) != 0) {
+      why = absl::StrCat("rank ", r, " has provider ", blob.substr(1, nul - 1),
+                         ", not that of the others");
+    }
+    if (!why.empty()) {
       same = false;
       break;
     }
@@ -455,6 +463,11 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeInterHostTransport(
     return std::unique_ptr<Transport>(std::move(fabric));
   }
   fabric.reset();
+  if (setup.rank == 0) {
+    const char* asked = getenv("FI_PROVIDER");
+    NEURON_LOG(NRT, kWarn, "collectives across hosts use TCP, not libfabric%s: %s",
+               asked ? absl::StrCat(" (FI_PROVIDER=", asked, ")") : std::string(), why);
+  }
   auto fds = setup.tcp_mesh();
   if (!fds.ok()) return fds.status();
   return MakeTcpTransport(std::move(*fds), setup.hooks, setup.spin);
