@@ -268,7 +268,7 @@ TEST(Communicator, EveryInterHostAlgorithmMatchesPlainArithmetic) {
       {{"127.0.0.1", "127.0.0.1", "127.0.0.2", "127.0.0.2"}, "hier"},
       {{"127.0.0.1", "127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3", "127.0.0.3"}, "ring"},
   };
-  const std::vector<size_t> sizes = {0, 1, 3, 1001, 20000};
+  const std::vector<size_t> sizes = {0, 3, 1001, 20000};
   for (const Layout& layout : layouts) {
     for (const std::string algorithm : {"ring", "rdh", "hier"}) {
       SCOPED_TRACE(algorithm + " on " + std::to_string(layout.hosts.size()) + " ranks");
@@ -284,8 +284,7 @@ TEST(Communicator, EveryInterHostAlgorithmMatchesPlainArithmetic) {
         }
         std::vector<int> all;
         for (int r = 0; r < c.world(); ++r) all.push_back(r);
-        return CheckGroup(c, {}, all, c.rank(),
-                          {DataType::kF32, DataType::kBF16, DataType::kS32, DataType::kU8},
+        return CheckGroup(c, {}, all, c.rank(), {DataType::kF32, DataType::kBF16, DataType::kS32},
                           sizes) ? 1 : 0;
       }));
     }
