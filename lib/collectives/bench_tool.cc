@@ -17,6 +17,7 @@
 #include "lib/collectives/launch.h"
 #include "lib/collectives/local_launch.h"
 #include "lib/device/instance_catalog.h"
+#include "lib/log/log.h"
 #include "lib/support/cli.h"
 
 namespace neuron::collectives {
@@ -95,6 +96,9 @@ int AllReduceToolMain(int argc, char** argv) {
     PrintError(kTool, res.init_error);
     return kExitFailure;
   }
+  // NEURON_RT_LOG_LEVEL and friends apply to the engine's lines (the
+  // transport chosen between hosts is logged at INFO).
+  log::Configure(res.config);
   CommOptions options = OptionsFromConfig(res.config, env);
   options.algorithm = flags.algorithm;
   RunEnv run_env;
