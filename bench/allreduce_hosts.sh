@@ -58,6 +58,16 @@ iters_for() {
 
 port=$((20000 + RANDOM % 20000))
 
+# wait_ranks TAG PID...: waits for a run's ranks; when one failed, prints
+# what they said ($SCRATCH/TAG*.err) and returns 1.
+wait_ranks() {
+  local tag="$1" p failed=0
+  shift
+  for p in "$@"; do wait "$p" || failed=1; done
+  ((failed == 0)) || sed "s/^/  $tag: /" "$SCRATCH/$tag"*.err >&2
+  return "$failed"
+}
+
 # Each runner: HOSTS PER_HOST SIZE ITERS WARMUP; prints rank 0's average
 # microseconds (the slowest rank's), or nothing when the run failed. Runs in
 # a subshell ($(...)): ours takes $port, which the caller moves on.
@@ -73,9 +83,7 @@ run_ours() {
       >"$SCRATCH/ours$r.json" 2>"$SCRATCH/ours$r.err" &
     pids+=($!)
   done
-  local ok=1
-  for r in "${pids[@]}"; do wait "$r" || ok=0; done
-  ((ok)) || { sed 's/^/  ours: /' "$SCRATCH"/ours*.err >&2; return 0; }
+  wait_ranks ours "${pids[@]}" || return 0
   json_field "$SCRATCH/ours0.json" 'd["results"][0]["time:avg(us)"]'
 }
 
@@ -97,9 +105,7 @@ run_gloo() {
       >"$SCRATCH/gloo$r.out" 2>"$SCRATCH/gloo$r.err" &
     pids+=($!)
   done
-  local ok=1
-  for r in "${pids[@]}"; do wait "$r" || ok=0; done
-  ((ok)) || { sed 's/^/  gloo: /' "$SCRATCH"/gloo*.err >&2; return 0; }
+  wait_ranks gloo "${pids[@]}" || return 0
   awk '{ print $2 }' "$SCRATCH/gloo0.out"
 }
 

@@ -56,6 +56,7 @@ struct Peer {
   int pid = 0;
   std::string host;  // host key: ranks with the same key share memory
   std::string name;  // the host as people know it (name or address)
+  int host_id = 0;   // index of its host (distinct keys in rank order)
   sockaddr_in data_addr{};
   int local = -1;  // index among this host's ranks, -1 on other hosts
   uint64_t arena_bytes = 0;

@@ -277,7 +277,7 @@ absl::Status Communicator::Impl::Bootstrap() {
   }
 
   peers.resize(static_cast<size_t>(world));
-  std::set<std::string> hosts;
+  std::vector<std::string> hosts;  // distinct keys, in rank order
   int nlocal = 0;
   for (int r = 0; r < world; ++r) {
     Peer& p = peers[r];
@@ -288,7 +288,9 @@ absl::Status Communicator::Impl::Bootstrap() {
     p.data_addr.sin_addr.s_addr = table[r].data_ip;
     p.data_addr.sin_port = htons(static_cast<uint16_t>(table[r].data_port));
     p.arena_bytes = table[r].arena_bytes;
-    hosts.insert(p.host);
+    auto it = std::find(hosts.begin(), hosts.end(), p.host);
+    p.host_id = static_cast<int>(it - hosts.begin());
+    if (it == hosts.end()) hosts.push_back(p.host);
     if (p.host == host) p.local = nlocal++;
   }
   nhosts = static_cast<int>(hosts.size());
@@ -792,17 +794,18 @@ InterHostAlgorithm Communicator::Impl::ChooseInterHost(const Groups& groups,
   // ranks on each (L >= 2): then every rank takes the same path, and the
   // shared-memory steps stay in agreement on every host.
   auto hier_fits = [&]() {
+    std::vector<int> per_host(static_cast<size_t>(nhosts));
     auto fits = [&](const Group& g) {
-      std::vector<std::pair<std::string, int>> per_host;
-      for (int r : g) {
-        auto it = std::find_if(per_host.begin(), per_host.end(),
-                               [&](const auto& e) { return e.first == peers[r].host; });
-        if (it == per_host.end()) per_host.push_back({peers[r].host, 1});
-        else ++it->second;
+      std::fill(per_host.begin(), per_host.end(), 0);
+      for (int r : g) ++per_host[static_cast<size_t>(peers[r].host_id)];
+      int spanned = 0, share = 0;
+      for (int n : per_host) {
+        if (n == 0) continue;
+        if (share != 0 && n != share) return false;
+        share = n;
+        ++spanned;
       }
-      if (per_host.size() < 2 || per_host[0].second < 2 || header == nullptr) return false;
-      for (const auto& e : per_host) if (e.second != per_host[0].second) return false;
-      return true;
+      return spanned >= 2 && share >= 2 && header != nullptr;
     };
     if (groups.empty()) return fits(world_view.members.empty() ? Group{} : world_view.members);
     for (const Group& g : groups) if (!fits(g)) return false;

@@ -133,20 +133,17 @@ absl::Status Communicator::Impl::HierAllReduce(const GroupView& v, const char* i
                                                char* out, size_t count,
                                                DataType type, ReduceOp op) {
   const size_t es = DataTypeSize(type);
-  // Every member's index among its host's members (in group order).
-  std::vector<std::string> hosts;
-  std::vector<int> index_on_host(v.members.size());
+  // Every member's index among its host's members, and the hosts in group
+  // order (by host id, computed once at set-up).
+  std::vector<int> hosts, index_on_host(v.members.size()), seen(static_cast<size_t>(nhosts), 0);
   for (size_t i = 0; i < v.members.size(); ++i) {
-    const std::string& h = peers[v.members[i]].host;
-    if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
-    int k = 0;
-    for (size_t j = 0; j < i; ++j) k += peers[v.members[j]].host == h;
-    index_on_host[i] = k;
+    const int h = peers[v.members[i]].host_id;
+    if (seen[static_cast<size_t>(h)] == 0) hosts.push_back(h);
+    index_on_host[i] = seen[static_cast<size_t>(h)]++;
   }
-  const std::string& mine = peers[rank].host;
+  const int mine = peers[rank].host_id;
   const int my_index = index_on_host[static_cast<size_t>(v.me)];
-  size_t l = 0;
-  for (int r : v.members) l += peers[r].host == mine;
+  const size_t l = static_cast<size_t>(seen[static_cast<size_t>(mine)]);
   // NEURON_RT_RANKS_PER_NETWORK_PROXY: n consecutive ranks of a host share
   // one proxy, the first of them, which alone talks to the other hosts
   // (n: the largest divisor of l up to the setting, so every share is
@@ -159,10 +156,10 @@ absl::Status Communicator::Impl::HierAllReduce(const GroupView& v, const char* i
   GroupView local, share, rail;
   local.local = share.local = true;
   rail.local = false;
-  for (const std::string& h : hosts) {
+  for (const int h : hosts) {
     for (size_t i = 0; i < v.members.size(); ++i) {
-      if (peers[v.members[i]].host != h) continue;
       const int r = v.members[i];
+      if (peers[r].host_id != h) continue;
       if (h == mine) {
         if (r == rank) local.me = static_cast<int>(local.members.size());
         local.members.push_back(r);

@@ -199,24 +199,26 @@ else
   fail "allr 4 hosts x 1 rank:$bad"
   for f in "$work"/allr-*.log; do [ -s "$f" ] && { echo "  $(basename "$f" .log):"; cat "$f"; }; done | head -60
 fi
-for spec in "allg fp32 sum" "allg bf16 sum" "redsct fp32 sum" "redsct int32 max" "redsct bf16 prod"; do
-  read -r op t red <<<"$spec"
-  if job "$op-$t-$red" 4 1 "$op" -b 64 -e 1MB -f 16 -d "$t" --op "$red"; then
-    pass "$op $t $red 4 hosts x 1 rank: 0 wrong"
-  else
-    fail "$op $t $red 4 hosts x 1 rank"
-  fi
-done
-
+# jobs WORLD PER_HOST FIRST FACTOR "OP TYPE REDUCTION"...: one checked job
+# each, from FIRST bytes to 1 MB by FACTOR.
+jobs() {
+  local world="$1" per="$2" first="$3" factor="$4" spec op t red where
+  shift 4
+  where="4 hosts x $per rank$([ "$per" = 1 ] || echo s)"
+  for spec in "$@"; do
+    read -r op t red <<<"$spec"
+    if job "x$per-$op-$t-$red" "$world" "$per" "$op" -b "$first" -e 1MB -f "$factor" \
+      -d "$t" --op "$red"; then
+      pass "$op $t $red $where: 0 wrong"
+    else
+      fail "$op $t $red $where"
+    fi
+  done
+}
+jobs 4 1 64 16 "allg fp32 sum" "allg bf16 sum" "redsct fp32 sum" "redsct int32 max" \
+  "redsct bf16 prod"
 # 4 hosts x 2 ranks: groups span hosts with two ranks on each.
-for spec in "allr fp32 sum" "allr int64 max" "allr bf16 prod" "allg fp16 sum" "redsct fp32 min"; do
-  read -r op t red <<<"$spec"
-  if job "x2-$op-$t-$red" 8 2 "$op" -b 8 -e 1MB -f 32 -d "$t" --op "$red"; then
-    pass "$op $t $red 4 hosts x 2 ranks: 0 wrong"
-  else
-    fail "$op $t $red 4 hosts x 2 ranks"
-  fi
-done
+jobs 8 2 8 32 "allr fp32 sum" "allr int64 max" "allr bf16 prod" "allg fp16 sum" "redsct fp32 min"
 
 # --- through mpirun ---------------------------------------------------------
 
