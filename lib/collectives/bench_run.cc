@@ -126,7 +126,7 @@ struct Row {
 
 std::string JsonReport(const BenchFlags& f, const std::vector<Row>& rows,
                        double avg_busbw, int world, int hosts,
-                       const std::string& transport) {
+                       const std::string& transport, const TransportStats& net) {
   std::string j = "{\"results\":[";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -145,9 +145,19 @@ std::string JsonReport(const BenchFlags& f, const std::vector<Row>& rows,
   absl::StrAppendFormat(&j,
                         "],\"avg_busbw(GB/s)\":%.6g,\"gb_bytes\":1073741824,\"op\":\"%s\","
                         "\"reduction\":\"%s\",\"nranks\":%d,\"nnodes\":%d,"
-                        "\"transport\":\"%s\"}\n",
+                        "\"transport\":\"%s\"",
                         avg_busbw, BenchOpName(f.op), ReduceOpName(f.reduce), world, hosts,
                         transport);
+  if (hosts > 1) {
+    // Rank 0's transport: what NEURON_RT_CC_STREAM_SPLIT and the
+    // registration variables made of it.
+    absl::StrAppendFormat(&j,
+                          ",\"network\":{\"inflight_limit\":[%d,%d],\"max_inflight\":[%d,%d],"
+                          "\"registrations\":%u,\"region_hits\":%u,\"memory\":\"%s\"}",
+                          net.inflight_limit[0], net.inflight_limit[1], net.max_inflight[0],
+                          net.max_inflight[1], net.registrations, net.region_hits, net.memory);
+  }
+  j += "}\n";
   return j;
 }
 
@@ -201,6 +211,15 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
   } else {
     in.Reserve(max_in);
     out.Reserve(max_out);
+    // The buffers are this rank's device memory (registered once with the
+    // fabric under NEURON_RT_REGISTER_HBM_MR).
+    for (const Buffer* b : {&in, &out}) {
+      absl::Status st = comm.AddDeviceMemory(b->data, b->bytes);
+      if (!st.ok()) {
+        PrintError(kTool, absl::StrCat("rank ", me, ": ", st.message()));
+        return kExitFailure;
+      }
+    }
   }
   const bool check = f.check != CheckMode::kNone;
   if (check) {
@@ -348,8 +367,9 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
   double bus_sum = 0;
   for (const Row& r : rows) bus_sum += r.busbw;
   const double avg_busbw = rows.empty() ? 0 : bus_sum / static_cast<double>(rows.size());
+  const TransportStats net = comm.NetworkStats();
   const std::string json = JsonReport(f, rows, avg_busbw, world, comm.hosts(),
-                                       comm.TransportName());
+                                       comm.TransportName(), net);
   if (!f.json_file.empty()) {
     FILE* fp = f.json_file == "-" ? stdout : std::fopen(f.json_file.c_str(), "w");
     if (fp == nullptr) {
@@ -373,6 +393,14 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
                                     : f.check == CheckMode::kRandom ? "checked (random)"
                                                                     : "checked (all_ones)",
         f.iters, f.warmup);
+    if (f.show_algorithm && comm.hosts() > 1 && !net.memory.empty()) {
+      absl::StrAppendFormat(&out_text,
+                            "# network: in flight at most %d (collectives) + %d (point-to-point), "
+                            "most used %d + %d; memory %s, %u registrations, %u transfers in "
+                            "registered regions\n",
+                            net.inflight_limit[0], net.inflight_limit[1], net.max_inflight[0],
+                            net.max_inflight[1], net.memory, net.registrations, net.region_hits);
+    }
     absl::StrAppendFormat(&out_text, "%12s  %12s  %6s", "size(B)", "count(elems)", "type");
     if (f.stats.empty()) {
       absl::StrAppendFormat(&out_text, "  %12s", "time(us)");

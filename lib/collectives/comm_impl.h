@@ -190,7 +190,7 @@ class Communicator::Impl {
   // inter_host_ops.cc. The bodies work in place on out and take no
   // pipeline steps; their callers account for them.
   absl::Status Xfer(int to, const void* sbuf, size_t sbytes, int from,
-                    void* rbuf, size_t rbytes);
+                    void* rbuf, size_t rbytes, int stream = kCollectiveStream);
   absl::Status RingAllReduceBody(const GroupView& g, char* out, size_t count,
                                  DataType type, ReduceOp op);
   absl::Status RdhAllReduceBody(const GroupView& g, char* out, size_t count,

@@ -522,9 +522,16 @@ absl::Status Communicator::Impl::SetupTransport() {
   setup.hooks.lost = [this](int peer, const std::string& why) { return Lost(peer, why); };
   setup.hooks.deadline = &deadline;
   setup.spin = opt.one_thread_per_core;
+  setup.stream_weights[0] = opt.stream_split[0];
+  setup.stream_weights[1] = opt.stream_split[1];
+  setup.p2p = opt.p2p_registration;
   auto t = MakeInterHostTransport(setup);
   if (!t.ok()) return t.status();
   transport = std::move(*t);
+  if (opt.register_device_memory && shm != nullptr && peers[rank].arena_bytes > 0) {
+    absl::Status st = transport->AddRegion(ArenaOf(rank), peers[rank].arena_bytes);
+    if (!st.ok()) return st;
+  }
   if (rank == 0) {
     NEURON_LOG(NRT, kInfo, "collectives across %d hosts over %s, %d rank(s) per network proxy",
                nhosts, transport->Name(), static_cast<int>(std::max<uint64_t>(1, opt.ranks_per_proxy)));
@@ -737,7 +744,8 @@ absl::Status Communicator::SendRecv(const void* in, int to, void* out, int from,
   if (local || m.world == 1) return m.ShmSendRecv(i, to, o, from, bytes);
   m.step += m.CopySteps(bytes, 2);  // keeps the pipeline steps identical on every rank
   if (from < 0 && bytes) std::memset(o, 0, bytes);
-  return m.Xfer(to, i, to >= 0 ? bytes : 0, from, o, from >= 0 ? bytes : 0);
+  return m.Xfer(to, i, to >= 0 ? bytes : 0, from, o, from >= 0 ? bytes : 0,
+                kPointToPointStream);
 }
 
 absl::Status Communicator::Barrier() {
@@ -769,6 +777,17 @@ std::string Communicator::AlgorithmFor(const char* op, size_t bytes,
 }
 
 uint64_t Communicator::NetworkBytesSent() const { return impl_->network_bytes; }
+
+absl::Status Communicator::AddDeviceMemory(const void* base, size_t bytes) {
+  if (!impl_->opt.register_device_memory || impl_->transport == nullptr) {
+    return absl::OkStatus();
+  }
+  return impl_->transport->AddRegion(base, bytes);
+}
+
+TransportStats Communicator::NetworkStats() const {
+  return impl_->transport != nullptr ? impl_->transport->Stats() : TransportStats{};
+}
 
 std::string Communicator::TransportName() const {
   if (impl_->transport != nullptr) return impl_->transport->Name();

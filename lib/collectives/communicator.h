@@ -23,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lib/collectives/transport.h"
 #include "lib/collectives/dtype.h"
 #include "neuron/nrt_status.h"
 
@@ -43,6 +44,15 @@ struct CommOptions {
   uint64_t timeout_s = 30;              // NEURON_RT_EXEC_TIMEOUT
   uint64_t chunk_bytes = 2u << 20;      // NEURON_RT_CC_CHUNK_SIZE
   uint64_t channel_buffers = 8;         // NEURON_RT_CC_CHANNEL_BUFFER_N
+  // NEURON_RT_CC_STREAM_SPLIT: how the messages in flight between hosts are
+  // divided between the collectives (W0) and point-to-point (W1).
+  uint32_t stream_split[2] = {3, 1};
+  // NEURON_RT_REGISTER_HBM_MR (in effect only with NEURON_RT_MAP_HBM): this
+  // rank's arena and what AddDeviceMemory names are registered with the
+  // fabric once, one region each; otherwise every transfer registers its
+  // own buffers.
+  bool register_device_memory = false;
+  bool p2p_registration = false;        // NEURON_RT_ENABLE_P2P (else dma-buf)
   bool validate_groups = false;         // NEURON_RT_ENABLE_RG_VALIDATION
   bool hw_barrier = false;              // NEURON_RT_ENABLE_HW_EXECUTION_BARRIER
   bool one_thread_per_core = false;     // NEURON_RT_ONE_THREAD_PER_CORE
@@ -127,6 +137,12 @@ class Communicator {
   std::string TransportName() const;
   // Bytes this rank has sent to other ranks through the transport.
   uint64_t NetworkBytesSent() const;
+  // Names memory this rank's tensors live in (its device memory): with
+  // register_device_memory it is registered with the fabric once, as one
+  // region; otherwise nothing happens.
+  absl::Status AddDeviceMemory(const void* base, size_t bytes);
+  // The inter-host transport's figures (empty on one host).
+  TransportStats NetworkStats() const;
 
   class Impl;
 

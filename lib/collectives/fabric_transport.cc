@@ -210,13 +210,28 @@ class FabricTransport : public Transport {
     return absl::OkStatus();
   }
 
+  absl::Status AddRegion(const void* base, size_t bytes) override {
+    if (bytes == 0 || domain_ == nullptr) return absl::OkStatus();
+    fid_mr* mr = nullptr;
+    const int rc = fi_mr_reg(domain_, base, bytes, FI_SEND | FI_RECV, 0, next_key_++, 0, &mr,
+                             nullptr);
+    if (rc != 0) {
+      // Where the provider needs no registration, transfers go without.
+      return need_mr_ ? Error("cannot register device memory", rc) : absl::OkStatus();
+    }
+    ++stats_.registrations;
+    regions_.push_back({static_cast<const char*>(base), bytes, mr});
+    return absl::OkStatus();
+  }
+
   absl::Status Exchange(int to, const void* sbuf, size_t sbytes, int from,
-                        void* rbuf, size_t rbytes) override {
+                        void* rbuf, size_t rbytes, int stream) override {
     if (broken_) return absl::InternalError("the fabric endpoint was closed after a failure");
     if (to < 0) sbytes = 0;
     if (from < 0) rbytes = 0;
     if (sbytes == 0 && rbytes == 0) return absl::OkStatus();
     Transfer t;
+    t.stream = std::clamp(stream, 0, kTransportStreams - 1);
     t.send = {static_cast<char*>(const_cast<void*>(sbuf)), sbytes, to};
     t.recv = {static_cast<char*>(rbuf), rbytes, from};
     absl::Status st = Register(t.send);
@@ -245,6 +260,12 @@ class FabricTransport : public Transport {
   };
   struct Transfer {
     Side send, recv;
+    int stream = kCollectiveStream;
+  };
+  struct Region {
+    const char* base;
+    size_t bytes;
+    fid_mr* mr;
   };
 
   absl::Status Error(const char* what, int rc) {
@@ -252,17 +273,34 @@ class FabricTransport : public Transport {
                                             Api()->strerror(-rc)));
   }
 
+  // A buffer inside a region registered once uses that region's key; any
+  // other is registered for this transfer alone, as on the device where
+  // each tensor needs its own registration. Providers that need no
+  // registration (tcp) still get one, so both modes do the same work here
+  // as on EFA; a refusal is then ignored.
   absl::Status Register(Side& s) {
-    if (!need_mr_ || s.bytes == 0) return absl::OkStatus();
-    const int rc = fi_mr_reg(domain_, s.buf, s.bytes, FI_SEND | FI_RECV, 0, 0, 0, &s.mr,
-                             nullptr);
-    if (rc != 0) return Error("cannot register a buffer", rc);
+    if (s.bytes == 0) return absl::OkStatus();
+    for (const Region& r : regions_) {
+      if (s.buf >= r.base && s.buf + s.bytes <= r.base + r.bytes) {
+        s.desc = fi_mr_desc(r.mr);
+        ++stats_.region_hits;
+        return absl::OkStatus();
+      }
+    }
+    const int rc = fi_mr_reg(domain_, s.buf, s.bytes, FI_SEND | FI_RECV, 0, next_key_++, 0,
+                             &s.mr, nullptr);
+    if (rc != 0) {
+      s.mr = nullptr;
+      return need_mr_ ? Error("cannot register a buffer", rc) : absl::OkStatus();
+    }
+    ++stats_.registrations;
     s.desc = fi_mr_desc(s.mr);
     return absl::OkStatus();
   }
   void Unregister(Side& s) {
     if (s.mr != nullptr) fi_close(&s.mr->fid);
     s.mr = nullptr;
+    s.desc = nullptr;
   }
 
   // A message: a chunk (NEURON_RT_CC_CHUNK_SIZE), or less where the
@@ -280,9 +318,21 @@ class FabricTransport : public Transport {
                                                               setup_.channel_buffers)));
   }
 
-  // Posts what the in-flight limit allows; -FI_EAGAIN just waits for room.
-  absl::Status Post(Side& s, bool send) {
-    const int limit = InflightLimit();
+  // NEURON_RT_CC_STREAM_SPLIT: stream 0 gets W0/(W0+W1) of the messages in
+  // flight, the other stream the rest; each keeps at least one.
+  int StreamInflightLimit(int stream) const {
+    const int total = InflightLimit();
+    const uint64_t w0 = setup_.stream_weights[0], w1 = setup_.stream_weights[1];
+    const int first = static_cast<int>(
+        std::clamp<uint64_t>(total * w0 / std::max<uint64_t>(w0 + w1, 1), 1,
+                             static_cast<uint64_t>(std::max(total - 1, 1))));
+    return stream == 0 ? first : std::max(total - first, 1);
+  }
+
+  // Posts what the stream's in-flight limit allows; -FI_EAGAIN just waits
+  // for room.
+  absl::Status Post(Side& s, bool send, int stream) {
+    const int limit = StreamInflightLimit(stream);
     while (s.posted < s.bytes && s.inflight < limit) {
       const size_t n = std::min(ChunkBytes(), s.bytes - s.posted);
       Op* op = NewOp(send, s.peer);
@@ -307,6 +357,7 @@ class FabricTransport : public Transport {
       }
       s.posted += n;
       ++s.inflight;
+      stats_.max_inflight[stream] = std::max(stats_.max_inflight[stream], s.inflight);
       inflight_.push_back(op);
     }
     return absl::OkStatus();
@@ -316,8 +367,8 @@ class FabricTransport : public Transport {
     auto pending = [&] { return t.send.done < t.send.bytes || t.recv.done < t.recv.bytes; };
     auto last_check = net::Clock::now();
     while (pending()) {
-      absl::Status st = Post(t.recv, false);
-      if (st.ok()) st = Post(t.send, true);
+      absl::Status st = Post(t.recv, false, t.stream);
+      if (st.ok()) st = Post(t.send, true, t.stream);
       if (!st.ok()) return st;
       std::array<fi_cq_tagged_entry, 16> done;
       ssize_t n = fi_cq_read(cq_, done.data(), done.size());
@@ -384,7 +435,20 @@ class FabricTransport : public Transport {
     FreeOp(op);
   }
 
+  TransportStats Stats() const override {
+    TransportStats s = stats_;
+    for (int i = 0; i < kTransportStreams; ++i) s.inflight_limit[i] = StreamInflightLimit(i);
+    const char* via = setup_.p2p ? "p2p" : "dma-buf";
+    s.memory = regions_.empty()
+                   ? absl::StrCat("registered per transfer (", via, ")")
+                   : absl::StrCat(regions_.size(), " device-memory region(s) registered once (",
+                                  via, ")");
+    return s;
+  }
+
   void Close() {
+    for (Region& r : regions_) fi_close(&r.mr->fid);
+    regions_.clear();
     if (ep_ != nullptr) fi_close(&ep_->fid);
     if (av_ != nullptr) fi_close(&av_->fid);
     if (cq_ != nullptr) fi_close(&cq_->fid);
@@ -414,6 +478,10 @@ class FabricTransport : public Transport {
   std::vector<fi_addr_t> addrs_;
   std::vector<uint64_t> send_seq_, recv_seq_;
   std::vector<Op*> inflight_, free_;
+  std::vector<Region> regions_;
+  TransportStats stats_;
+  // Keys for registrations: unique, as providers that choose none need.
+  uint64_t next_key_ = 1;
 };
 
 }  // namespace

@@ -34,9 +34,9 @@ inline size_t Mod(long a, long g) { return static_cast<size_t>(((a % g) + g) % g
 }  // namespace
 
 absl::Status Communicator::Impl::Xfer(int to, const void* sbuf, size_t sbytes,
-                                      int from, void* rbuf, size_t rbytes) {
+                                      int from, void* rbuf, size_t rbytes, int stream) {
   if (!broken.ok()) return broken;
-  absl::Status st = transport->Exchange(to, sbuf, sbytes, from, rbuf, rbytes);
+  absl::Status st = transport->Exchange(to, sbuf, sbytes, from, rbuf, rbytes, stream);
   if (!st.ok() && broken.ok()) broken = st;
   if (st.ok() && to >= 0) network_bytes += sbytes;
   return st;

@@ -46,6 +46,11 @@ CommOptions OptionsFromConfig(const config::RuntimeConfig& c,
   o.timeout_s = c.exec_timeout_s;
   o.chunk_bytes = c.cc_chunk_size;
   o.channel_buffers = c.cc_channel_buffer_n;
+  o.stream_split[0] = c.cc_stream_split_w0;
+  o.stream_split[1] = c.cc_stream_split_w1;
+  // Resolution already forces REGISTER_HBM_MR off without MAP_HBM.
+  o.register_device_memory = c.register_hbm_mr && c.map_hbm;
+  o.p2p_registration = c.enable_p2p;
   o.validate_groups = c.enable_rg_validation;
   o.hw_barrier = c.enable_hw_execution_barrier;
   o.one_thread_per_core = c.one_thread_per_core;

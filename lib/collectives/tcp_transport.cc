@@ -25,8 +25,10 @@ class TcpTransport : public Transport {
   }
   std::string Name() const override { return "tcp"; }
 
+  // One socket a peer and no message slots: the streams share it, and
+  // nothing is registered (TransportStats stays empty).
   absl::Status Exchange(int to, const void* sbuf, size_t sbytes, int from,
-                        void* rbuf, size_t rbytes) override {
+                        void* rbuf, size_t rbytes, int /*stream*/) override {
     const char* sp = static_cast<const char*>(sbuf);
     char* rp = static_cast<char*>(rbuf);
     size_t sent = 0, got = 0;

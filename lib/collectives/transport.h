@@ -32,6 +32,20 @@ struct TransferHooks {
   const net::Deadline* deadline = nullptr;  // of the operation in progress
 };
 
+// The collective streams: 0 carries the collectives, 1 point-to-point.
+inline constexpr int kTransportStreams = 2;
+inline constexpr int kCollectiveStream = 0;
+inline constexpr int kPointToPointStream = 1;
+
+// What a transport did, for reports (neuron-allreduce --show-algorithm).
+struct TransportStats {
+  int inflight_limit[kTransportStreams] = {};  // messages each stream may have in flight
+  int max_inflight[kTransportStreams] = {};    // the most it had, each way
+  uint64_t registrations = 0;  // memory registrations made with the fabric
+  uint64_t region_hits = 0;    // transfers served by a region registered once
+  std::string memory;          // how memory is registered, in words
+};
+
 // What a transport needs from the job to set itself up.
 struct TransportSetup {
   int rank = 0;
@@ -39,6 +53,12 @@ struct TransportSetup {
   std::vector<sockaddr_in> addrs;  // every rank's data address (port unused)
   uint64_t chunk_bytes = 2u << 20;  // NEURON_RT_CC_CHUNK_SIZE
   uint64_t channel_buffers = 8;     // NEURON_RT_CC_CHANNEL_BUFFER_N
+  // NEURON_RT_CC_STREAM_SPLIT: the messages in flight are divided between
+  // the streams as W0:W1 (stream 0 the collectives, stream 1 point-to-point),
+  // each keeping at least one.
+  uint32_t stream_weights[kTransportStreams] = {3, 1};
+  // NEURON_RT_ENABLE_P2P: which driver interface the registrations name.
+  bool p2p = false;
   // Busy-poll instead of sleeping in poll(2) (NEURON_RT_ONE_THREAD_PER_CORE:
   // a CPU of its own for every rank, so nobody waits for it).
   bool spin = false;
@@ -57,8 +77,15 @@ class Transport {
   // Sends sbytes to rank `to` while receiving rbytes from rank `from`
   // (either -1: none). Both ends of every pair make matching calls in the
   // same order.
+  // `stream` (kCollectiveStream or kPointToPointStream) says whose share
+  // of the messages in flight the transfer uses.
   virtual absl::Status Exchange(int to, const void* sbuf, size_t sbytes,
-                                int from, void* rbuf, size_t rbytes) = 0;
+                                int from, void* rbuf, size_t rbytes, int stream) = 0;
+  virtual TransportStats Stats() const { return {}; }
+  // Registers device memory with the fabric once, as one region
+  // (NEURON_RT_REGISTER_HBM_MR); transfers inside it then register nothing.
+  // Without regions every transfer registers its own buffers.
+  virtual absl::Status AddRegion(const void* base, size_t bytes) { return absl::OkStatus(); }
 };
 
 // The libfabric transport when a provider serves this job's addresses
