@@ -110,7 +110,7 @@ struct RuntimeConfig {
   // Core allocation & topology.
   int logical_nc_config = 1;            // LNC size
   std::vector<int> visible_cores;       // logical core ids, sorted
-  int num_cores = 0;                    // deprecated NEURON_RT_NUM_CORES (0 = all)
+  int num_cores = 0;                    // not read directly: folded into visible_cores (deprecated NEURON_RT_NUM_CORES, 0 = all)
   // Networking & barriers, collectives.
   std::string root_comm_id;             // "" when unset
   uint64_t exec_timeout_s = 30;
@@ -184,8 +184,8 @@ struct RuntimeConfig {
                                      // THROTTLE, (unused)
   bool enable_dge_notifications = false;
   // Simulator.
-  std::string sim_instance_type = "trn1.2xlarge";
-  std::string sim_root;                         // "" = the built-in default
+  std::string sim_instance_type = "trn1.2xlarge";  // not read directly: lib/device reads the variable before resolution
+  std::string sim_root;  // not read directly: lib/device reads the variable before resolution ("" = its default)
 };
 
 // Result of resolving the environment.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "lib/config/variable_effects.h"
 #include <nlohmann/json.hpp>
 
 namespace neuron::config {
@@ -11,6 +12,13 @@ namespace {
 // Values longer than this overflow their column instead of widening it for
 // every row (the resolved event-type list is long).
 constexpr size_t kMaxValueColumn = 40;
+
+// "simulated" / "hardware-only", or "-" for a row that is not a variable of
+// the reference (a derived line such as FI_PROVIDER).
+const char* EffectColumn(const std::string& name) {
+  const VariableEffect* e = EffectOf(name);
+  return e != nullptr ? EffectKindName(e->kind) : "-";
+}
 
 }  // namespace
 
@@ -22,12 +30,12 @@ std::string FormatEnvTable(const Resolution& resolution) {
     size_t shown = v.value.empty() ? 7 : v.value.size();  // "(unset)"
     if (shown <= kMaxValueColumn) value_width = std::max(value_width, shown);
   }
-  std::string out = absl::StrFormat("%-*s  %-*s  %s\n", name_width, "NAME",
-                                    value_width, "VALUE", "SOURCE");
+  std::string out = absl::StrFormat("%-*s  %-*s  %-7s  %s\n", name_width, "NAME",
+                                    value_width, "VALUE", "SOURCE", "EFFECT");
   for (const Resolution::Value& v : resolution.values) {
-    out += absl::StrFormat("%-*s  %-*s  %s\n", name_width, v.name, value_width,
+    out += absl::StrFormat("%-*s  %-*s  %-7s  %s\n", name_width, v.name, value_width,
                            v.value.empty() ? "(unset)" : v.value,
-                           SourceName(v.source));
+                           SourceName(v.source), EffectColumn(v.name));
   }
   if (!resolution.diagnostics.empty()) {
     out += "\n";
@@ -48,8 +56,14 @@ std::string FormatEnvJson(const Resolution& resolution) {
   nlohmann::ordered_json root;
   nlohmann::ordered_json variables = nlohmann::ordered_json::array();
   for (const Resolution::Value& v : resolution.values) {
-    variables.push_back(
-        {{"name", v.name}, {"value", v.value}, {"source", SourceName(v.source)}});
+    nlohmann::ordered_json row = {
+        {"name", v.name}, {"value", v.value}, {"source", SourceName(v.source)}};
+    if (const VariableEffect* e = EffectOf(v.name)) {
+      row["effect"] = EffectKindName(e->kind);
+      row["effect_here"] = std::string(e->here);
+      row["see"] = std::string(e->see);
+    }
+    variables.push_back(std::move(row));
   }
   nlohmann::ordered_json diagnostics = nlohmann::ordered_json::array();
   for (const Diagnostic& d : resolution.diagnostics) {

@@ -11,11 +11,13 @@
 
 namespace neuron::config {
 
-// A table: NAME  VALUE  SOURCE, one variable a line, followed by the
+// A table: NAME  VALUE  SOURCE  EFFECT (simulated / hardware-only, see
+// variable_effects.h), one variable a line, followed by the
 // diagnostics (one line each) and, when init would fail, the error line.
 std::string FormatEnvTable(const Resolution& resolution);
 
-// {"variables":[{"name":..,"value":..,"source":"default|env|derived"},..],
+// {"variables":[{"name":..,"value":..,"source":"default|env|derived",
+//                "effect":"simulated|hardware-only","effect_here":..,"see":..},..],
 //  "diagnostics":[{"severity":"warning|error|info","variable":..,"message":..},..],
 //  "init_status":"NRT_SUCCESS"|..., "init_error":"..."}  (values as strings)
 std::string FormatEnvJson(const Resolution& resolution);

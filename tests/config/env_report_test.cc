@@ -42,7 +42,10 @@ TEST(EnvTable, OneAlignedRowPerVariable) {
     if (line.rfind("NEURON_RT_EXEC_TIMEOUT ", 0) == 0) {
       found = true;
       EXPECT_EQ(line.substr(value_column, 2), "90");
-      EXPECT_EQ(line.substr(source_column), "env");
+      EXPECT_EQ(line.substr(source_column, 3), "env");
+      const size_t effect_column = lines[0].find("EFFECT");
+      ASSERT_NE(effect_column, std::string::npos);
+      EXPECT_EQ(line.substr(effect_column), "simulated");
     }
   }
   EXPECT_TRUE(found);

@@ -1,0 +1,268 @@
+// The effects table: data only. Each entry says what a user sees on the
+// simulated device when the variable is set; tests/config/effects_test.cc
+// checks that every variable has one and that man/neuron-env.7 matches.
+#include "lib/config/variable_effects.h"
+
+#include <string_view>
+#include <utility>
+
+namespace neuron::config {
+namespace {
+
+constexpr EffectKind kSim = EffectKind::kSimulated;
+
+struct Row {
+  std::string_view name;
+  VariableEffect effect;
+};
+
+// clang-format off
+constexpr Row kEffects[] = {
+    // ---- Functional ----
+    {"NEURON_RT_VISIBLE_CORES", {kSim,
+      "Chooses the simulated cores the process owns; others stay free for other processes, and neuron-ls shows the owner.",
+      "neuron-ls(1)"}},
+    {"NEURON_LOGICAL_NC_CONFIG", {kSim,
+      "Fuses physical cores into logical ones: the core count, each core's memory and the NEFF's LNC check follow it.",
+      "neuron-ls(1)"}},
+    {"NEURON_RT_ROOT_COMM_ID", {kSim,
+      "Where the ranks of a collectives job meet (rank 0's host:port), on one host or across hosts.",
+      "neuron-allreduce(1)"}},
+    {"NEURON_RT_EXEC_TIMEOUT", {kSim,
+      "An execution or collective that runs longer fails with NRT_TIMEOUT, naming a lost rank where there is one.",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_ALLOW_LEGACY_NEFF", {kSim,
+      "Older NEFF format versions, and NEFFs of an older core generation (with a warning), load instead of being refused.",
+      "neuron-load(1)"}},
+    {"NEURON_RT_VALIDATE_HASH", {kSim,
+      "The package hash is checked at load; a corrupt NEFF is refused with NRT_INVALID before its payload is read.",
+      "neuron-load(1)"}},
+    {"NEURON_RT_ENABLE_RG_VALIDATION", {kSim,
+      "Replica groups are checked before any data moves; a malformed group is an NRT_INVALID error naming the problem.",
+      "neuron-allreduce(1)"}},
+    {"NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT", {kSim,
+      "Logical core n accepts async send/recv connections on this port plus n (45645 plus n when 0).",
+      "nrt(3)"}},
+    {"NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED", {kSim,
+      "Without it nrt_async_sendrecv_init fails, saying to set it; with it the async send/recv calls work.",
+      "nrt(3)"}},
+    {"NEURON_RT_ENABLE_P2P", {kSim,
+      "Names the interface libfabric memory registrations go through (p2p or dma-buf) in neuron-allreduce's network figures.",
+      "neuron-allreduce(1)"}},
+    {"NEURON_FAIL_ON_NAN", {kSim,
+      "An execution whose outputs hold NaN or Inf fails (exit 1, NRT_EXEC_COMPLETED_WITH_NUM_ERR as an error).",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_STOCHASTIC_ROUNDING_EN", {kSim,
+      "Conversions to low-precision types round stochastically (unbiased on average) instead of to nearest.",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_STOCHASTIC_ROUNDING_SEED", {kSim,
+      "Seeds stochastic rounding: the same seed gives the same bits, whatever the thread count.",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_DBG_DMA_PACKETIZATION_SIZE", {kSim,
+      "Host-device copies move in packets of this size over the simulated DMA queues; the profile's DMA spans count them.",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS", {kSim,
+      "Requests that may wait on a core's compute unit; nrta_execute_schedule beyond it returns NRT_QUEUE_FULL.",
+      "nrt(3)"}},
+    {"NEURON_RT_DISABLE_DEBUG_INFO", {kSim,
+      "Load skips the instruction-to-HLO map; neuron-load says so, and numerical-error reports can no longer name the HLO.",
+      "neuron-load(1)"}},
+    // ---- Performance tuning ----
+    {"NEURON_RT_CC_CHANNEL_BUFFER_N", {kSim,
+      "Shared-memory slots per rank, and libfabric messages in flight between hosts.",
+      "neuron-allreduce(1)"}},
+    {"NEURON_RT_CC_CHUNK_SIZE", {kSim,
+      "Bytes per pipeline step in shared memory and per libfabric message between hosts.",
+      "neuron-allreduce(1)"}},
+    {"NEURON_RT_CC_STREAM_SPLIT", {kSim,
+      "Divides the messages in flight between hosts between the collectives and point-to-point streams (W0:W1).",
+      "neuron-allreduce(1)"}},
+    {"NEURON_RT_DBG_CC_DMA_PACKET_SIZE", {kSim,
+      "Ignored with a warning, as on hardware: the runtime's per-priority packet sizing takes precedence.",
+      "neuron-ls(1)"}},
+    {"NEURON_RT_DISABLE_EXECUTION_BARRIER", {kSim,
+      "Drops the barrier neuron-allreduce runs between iterations and sizes.",
+      "neuron-allreduce(1)"}},
+    {"NEURON_RT_ENABLE_HW_EXECUTION_BARRIER", {kSim,
+      "Barriers of ranks on one host use the shared-memory flags instead of rank 0's socket.",
+      "neuron-allreduce(1)"}},
+    {"NEURON_RT_LOW_LATENCY_TASKS_CPU_AFFINITY", {kSim,
+      "Pins each rank of a host to one CPU of the list, by its index on the host.",
+      "neuron-allreduce(1)"}},
+    {"NEURON_RT_ONE_THREAD_PER_CORE", {kSim,
+      "Each rank gets a CPU of its own and waits by spinning only, for shared memory and the network.",
+      "neuron-allreduce(1)"}},
+    {"NEURON_RT_RANKS_PER_NETWORK_PROXY", {kSim,
+      "In the hierarchical all-reduce one rank of every N on a host carries the inter-host traffic of all N.",
+      "neuron-allreduce(1)"}},
+    {"NEURON_RT_REGISTER_HBM_MR", {kSim,
+      "With MAP_HBM, device memory is registered with libfabric once as one region instead of per transfer.",
+      "neuron-allreduce(1)"}},
+    {"NEURON_RT_CONTIGUOUS_SCRATCHPAD", {kSim,
+      "Scratchpad pages are 64 MiB and adjacent; an explicit 1 on trn2 with LNC 1 fails init as the reference says.",
+      "neuron-load(1)"}},
+    {"NEURON_RT_MAP_HBM", {kSim,
+      "On trn2 and later, maps each core's device memory for host access (nrt_get_hbm_mmap_va); needed by REGISTER_HBM_MR.",
+      "nrt(3)"}},
+    {"NEURON_SCRATCHPAD_PAGE_SIZE", {kSim,
+      "Scratchpad page size; when a model's largest intermediate does not fit, load warns with the size that would.",
+      "neuron-load(1)"}},
+    // ---- Observability ----
+    {"NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES", {kSim,
+      "Bytes of device-print output kept per core and printed after each execution; 0 prints nothing.",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_NUMERICAL_ERRORS_VERBOSITY", {kSim,
+      "How NaN/Inf outputs are reported: none, critical (a line per execution), debug or verbose (per output).",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_DBG_VERBOSE_DEV_MEM", {kSim,
+      "The device-memory report on an allocation failure lists every category instead of aggregates.",
+      "neuron-load(1)"}},
+    {"NEURON_RT_DEBUG_MEMLOG_MAX_SIZE", {kSim,
+      "Size of the in-memory log ring kept for core dumps; older lines drop out of the dump's log.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", {kSim,
+      "An allocation failure is logged with its per-category report and written as a CSV to the OOM dump directory.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_ENABLE_MEMORY_METRICS", {kSim,
+      "Every device-memory allocation and free updates the memory metrics (counters, and counter events in a profile).",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_LOG_LEVEL", {kSim,
+      "What the runtime and the tools log: ERROR, WARN, INFO, DEBUG, TRACE or QUIET.",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_LOG_LOCATION", {kSim,
+      "Where log lines go: console (stderr), syslog, or both.",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_LOG_LEVEL_", {kSim,
+      "The log level of one runtime submodule, overriding NEURON_RT_LOG_LEVEL for its lines.",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_LOG_LOCATION_", {kSim,
+      "Where one runtime submodule's log lines go, overriding NEURON_RT_LOG_LOCATION.",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_MIN_MEM_ERROR_INTERVAL", {kSim,
+      "Repeated device-memory error reports of a core are printed at most once per interval, with the count suppressed.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_OOM_DUMP_DIRECTORY", {kSim,
+      "Where the out-of-memory CSV report is written.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_DEBUG_STREAM_BUFFER_SIZE", {kSim,
+      "Events the ndebug stream (nrt_debug_client_*) holds unconsumed; further events are dropped and counted.",
+      "nrt(3)"}},
+    // ---- Profiling ----
+    {"NEURON_RT_INSPECT_ENABLE", {kSim,
+      "Executions are profiled: system and device traces are written under the output directory.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_INSPECT_CPU_UTIL", {kSim,
+      "The system trace samples the process's CPU use.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_INSPECT_DEVICE_PROFILE", {kSim,
+      "Device profiles per model or per session, with instruction, DMA and collectives spans.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", {kSim,
+      "The first N executions of a model are not profiled.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_INSPECT_EVENT_FILTER_NC", {kSim,
+      "Only the listed cores' events are recorded.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_INSPECT_EVENT_FILTER_TYPE", {kSim,
+      "Only the listed kinds of system event are recorded.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_INSPECT_HOST_MEMORY", {kSim,
+      "The system trace samples the process's host memory.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_INSPECT_ON_FAIL", {kSim,
+      "A failed execution writes its profile even when profiling is otherwise off.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_INSPECT_OUTPUT_DIR", {kSim,
+      "Where profiles are written.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_INSPECT_PRECACHE_ENABLE", {kSim,
+      "Profile metadata is built during warm-up executions, so profiled iterations carry less overhead.",
+      "neuron-exec(1)"}},
+    {"NEURON_RT_INSPECT_SYSTEM_PROFILE", {kSim,
+      "Whether the system (host-side) trace is captured with the device profile.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC", {kSim,
+      "Caps the system trace's events per core; the rest are dropped and counted.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB", {kSim,
+      "Size of the profile buffer for collectives events; a full buffer drops events and says so.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_PROFILE_BUF_CC_CORE_INSTRUCTION_MB", {kSim,
+      "Size of the profile buffer for collectives instructions; a full buffer drops events and says so.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_PROFILE_BUF_DMA_MB", {kSim,
+      "Size of the profile buffer for DMA spans; a full buffer drops events and says so.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_PROFILE_BUF_EVENT_MB", {kSim,
+      "Size of the profile buffer for events; a full buffer drops events and says so.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_PROFILE_BUF_H2D_DMA_MB", {kSim,
+      "Size of the profile buffer for host-to-device DMA spans; a full buffer drops events and says so.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_PROFILE_BUF_INSTRUCTION_MB", {kSim,
+      "Size of the profile buffer for instruction spans; a full buffer drops events and says so.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_PROFILE_BUF_THROTTLE_MB", {kSim,
+      "Size of the profile buffer for throttle events; a full buffer drops events and says so.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_ENABLE_DGE_NOTIFICATIONS", {kSim,
+      "Data-dependent copies (DGE rings) add notification events to the device profile; off, none appear.",
+      "neuron-exec(1)"}},
+    // ---- Debugging ----
+    {"NEURON_RT_DBG_DUMP_INPUTS_ON_ERR", {kSim,
+      "A failed execution writes its inputs (.npy) to the input dump directory.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_DBG_INPUT_DUMP_DIRECTORY", {kSim,
+      "Where inputs of failed executions are written.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_LOCAL_CORE_DUMP_DIRECTORY", {kSim,
+      "Where core dumps of failed executions are written (%d device, %c core expanded); empty with no S3 prefix: none.",
+      "neuron-core-dump(5)"}},
+    {"NEURON_RT_S3_CORE_DUMP_PREFIX", {kSim,
+      "Core dumps are also uploaded to this S3 prefix.",
+      "neuron-dump(1)"}},
+    {"NEURON_RT_HBM_INIT_VAL", {kSim,
+      "The pattern fresh device memory reads as (off, fp32_nan, bf16_nan or a 32-bit value).",
+      "neuron-exec(1)"}},
+    // ---- Deprecated ----
+    {"NEURON_RT_NUM_CORES", {kSim,
+      "Deprecated: the first N cores become the visible cores, with a warning to use NEURON_RT_VISIBLE_CORES.",
+      "neuron-ls(1)"}},
+    {"NEURON_RT_VIRTUAL_CORE_SIZE", {kSim,
+      "Deprecated: read as NEURON_LOGICAL_NC_CONFIG, with a warning.",
+      "neuron-ls(1)"}},
+    {"NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", {kSim,
+      "Deprecated: warned about and ignored, as the reference says; use the nrta_* calls.",
+      "nrt(3)"}},
+    // ---- The simulator's own ----
+    {"NEURON_SIM_INSTANCE_TYPE", {kSim,
+      "The simulated instance: its devices, cores, memory, topology and architecture defaults.",
+      "neuron-ls(1)"}},
+    {"NEURON_SIM_ROOT", {kSim,
+      "Where the simulated device tree (sysfs counterpart, core locks, counters) lives.",
+      "neuron-ls(1)"}},
+};
+// clang-format on
+
+}  // namespace
+
+const char* EffectKindName(EffectKind kind) {
+  return kind == EffectKind::kSimulated ? "simulated" : "hardware-only";
+}
+
+const VariableEffect* EffectOf(std::string_view name) {
+  for (const Row& row : kEffects) {
+    if (row.name == name) return &row.effect;
+  }
+  // One entry covers each per-submodule family (NEURON_RT_LOG_LEVEL_NRT ...).
+  for (std::string_view family : {"NEURON_RT_LOG_LEVEL_", "NEURON_RT_LOG_LOCATION_"}) {
+    if (name.size() > family.size() && name.substr(0, family.size()) == family) {
+      for (const Row& row : kEffects) {
+        if (row.name == family) return &row.effect;
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace neuron::config
