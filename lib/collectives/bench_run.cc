@@ -393,6 +393,15 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
                                     : f.check == CheckMode::kRandom ? "checked (random)"
                                                                     : "checked (all_ones)",
         f.iters, f.warmup);
+    if (f.show_algorithm) {
+      absl::StrAppendFormat(
+          &out_text, "# barrier before each size%s: %s\n", per_iter ? " and iteration" : "",
+          !env.execution_barrier
+              ? "none (NEURON_RT_DISABLE_EXECUTION_BARRIER)"
+              : comm.BarrierKind() == "socket"
+                    ? "through rank 0's socket"
+                    : "on shared-memory flags (NEURON_RT_ENABLE_HW_EXECUTION_BARRIER)");
+    }
     if (f.show_algorithm && comm.hosts() > 1 && !net.memory.empty()) {
       absl::StrAppendFormat(&out_text,
                             "# network: in flight at most %d (collectives) + %d (point-to-point), "

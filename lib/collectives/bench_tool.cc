@@ -99,6 +99,9 @@ int AllReduceToolMain(int argc, char** argv) {
   // NEURON_RT_LOG_LEVEL and friends apply to the engine's lines (the
   // transport chosen between hosts is logged at INFO).
   log::Configure(res.config);
+  // Warnings of the resolution (ignored or deprecated variables), as the
+  // runtime logs them at init.
+  log::ReportDiagnostics(res.diagnostics);
   CommOptions options = OptionsFromConfig(res.config, env);
   options.algorithm = flags.algorithm;
   RunEnv run_env;

@@ -183,6 +183,8 @@ class Communicator::Impl {
                            size_t bytes);
   absl::Status ShmBarrier();
 
+  bool UsesShmBarrier() const { return opt.hw_barrier && header != nullptr && nhosts == 1; }
+
   // The algorithm an all-reduce of `bytes` per rank across hosts takes;
   // the same on every rank (it looks at every group, not just this one's).
   InterHostAlgorithm ChooseInterHost(const Groups& groups, size_t bytes) const;

@@ -750,10 +750,12 @@ absl::Status Communicator::SendRecv(const void* in, int to, void* out, int from,
 
 absl::Status Communicator::Barrier() {
   impl_->StartOp();
-  if (impl_->opt.hw_barrier && impl_->header != nullptr && impl_->nhosts == 1) {
-    return impl_->ShmBarrier();
-  }
+  if (impl_->UsesShmBarrier()) return impl_->ShmBarrier();
   return impl_->SocketBarrier(true);
+}
+
+std::string Communicator::BarrierKind() const {
+  return impl_->UsesShmBarrier() ? "shared memory" : "socket";
 }
 
 std::string Communicator::AlgorithmFor(const char* op, size_t bytes,

@@ -141,6 +141,10 @@ class Communicator {
   // register_device_memory it is registered with the fabric once, as one
   // region; otherwise nothing happens.
   absl::Status AddDeviceMemory(const void* base, size_t bytes);
+  // What Barrier() waits on: "shared memory" (the hardware barrier's
+  // counterpart: NEURON_RT_ENABLE_HW_EXECUTION_BARRIER with every rank on
+  // one host) or "socket" (rank 0 collects and releases every rank).
+  std::string BarrierKind() const;
   // The inter-host transport's figures (empty on one host).
   TransportStats NetworkStats() const;
 

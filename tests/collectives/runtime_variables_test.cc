@@ -1,11 +1,19 @@
-// The runtime variables that shape traffic between hosts, each run unset,
-// set, and at a boundary, with the difference asserted on what the
-// transport reports (Communicator::NetworkStats):
-//   NEURON_RT_CC_STREAM_SPLIT   messages in flight per stream
+// The runtime variables of the collectives engine, each run unset, set, and
+// at a boundary, with the difference asserted on what the engine reports or
+// does:
+//   NEURON_RT_CC_STREAM_SPLIT   messages in flight per stream (NetworkStats)
 //   NEURON_RT_REGISTER_HBM_MR   one registration per device memory region
 //   NEURON_RT_ENABLE_P2P        the registration interface named
+//   NEURON_RT_LOW_LATENCY_TASKS_CPU_AFFINITY, NEURON_RT_ONE_THREAD_PER_CORE
+//                               the CPU each rank is pinned to
+//   NEURON_RT_ENABLE_HW_EXECUTION_BARRIER, NEURON_RT_DISABLE_EXECUTION_BARRIER,
+//   NEURON_RT_DBG_CC_DMA_PACKET_SIZE
+//                               what neuron-allreduce says and does
 // The variables go through the configuration (OptionsFromConfig), as the
 // tools and libnrt pass them, so the resolution rules apply too.
+#include <sched.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -20,6 +28,7 @@
 #include "lib/collectives/launch.h"
 #include "lib/config/config.h"
 #include "tests/collectives/rank_harness.h"
+#include "tests/support/tool_runner.h"
 
 namespace neuron::collectives {
 namespace {
@@ -31,6 +40,7 @@ using Env = std::map<std::string, std::string>;
 
 config::RuntimeConfig Resolve(const Env& env) {
   config::PlatformFacts facts;
+  facts.host_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   auto it = env.find("NEURON_SIM_INSTANCE_TYPE");
   facts.arch = it != env.end() && it->second.rfind("trn2", 0) == 0 ? "trn2" : "trn1";
   const config::Resolution r = config::Resolve(
@@ -108,7 +118,7 @@ void RunTwoHosts(const Env& env, const Expect& want) {
   }
 }
 
-TEST(NetworkVariables, StreamSplitDividesTheMessagesInFlight) {
+TEST(CollectivesVariables, StreamSplitDividesTheMessagesInFlight) {
   // 64 KiB messages of 64 KiB chunks, 8 channel buffers: 8 in flight in all.
   struct Case {
     const char* split;  // nullptr: unset
@@ -123,7 +133,7 @@ TEST(NetworkVariables, StreamSplitDividesTheMessagesInFlight) {
   }
 }
 
-TEST(NetworkVariables, RegisterHbmMrRegistersDeviceMemoryOnce) {
+TEST(CollectivesVariables, RegisterHbmMrRegistersDeviceMemoryOnce) {
   struct Case {
     Env env;
     bool regions;
@@ -142,7 +152,7 @@ TEST(NetworkVariables, RegisterHbmMrRegistersDeviceMemoryOnce) {
   }
 }
 
-TEST(NetworkVariables, EnableP2pNamesTheRegistrationInterface) {
+TEST(CollectivesVariables, EnableP2pNamesTheRegistrationInterface) {
   for (const auto& [value, name] :
        std::vector<std::pair<const char*, const char*>>{{nullptr, "dma-buf"},
                                                         {"1", "p2p"},
@@ -154,6 +164,114 @@ TEST(NetworkVariables, EnableP2pNamesTheRegistrationInterface) {
     want.interface_name = name;
     RunTwoHosts(env, want);
   }
+}
+
+// The CPUs this process may run on.
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+TEST(CollectivesVariables, AffinityVariablesPinEachRank) {
+  const int ncpu = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  const int last = ncpu - 1;
+  struct Case {
+    Env env;
+    std::vector<int> want;  // per rank: the one CPU; empty: not pinned
+  };
+  const std::string last_cpu = std::to_string(last);
+  for (const Case& k :
+       {Case{{}, {}},
+        Case{{{"NEURON_RT_LOW_LATENCY_TASKS_CPU_AFFINITY", last_cpu}}, {last, last}},
+        Case{{{"NEURON_RT_LOW_LATENCY_TASKS_CPU_AFFINITY", "0-" + last_cpu}}, {0, 1 % ncpu}},
+        Case{{{"NEURON_RT_ONE_THREAD_PER_CORE", "1"}}, {0, 1 % ncpu}},
+        // The list wins over one-thread-per-core's own choice.
+        Case{{{"NEURON_RT_ONE_THREAD_PER_CORE", "1"},
+              {"NEURON_RT_LOW_LATENCY_TASKS_CPU_AFFINITY", "0"}},
+             {0, 0}}}) {
+    SCOPED_TRACE(k.env.empty() ? "unset" : k.env.begin()->first + "=" + k.env.begin()->second);
+    JobOptions o;
+    o.base = OptionsFromConfig(Resolve(k.env),
+                               [](std::string_view) { return std::optional<std::string>(); });
+    o.base.world = 2;
+    o.base.timeout_s = 20;
+    const std::vector<int> before = AllowedCpus();
+    auto results = RunJob(o, [&](Communicator& c) {
+      const std::vector<int> now = AllowedCpus();
+      const std::vector<int> want =
+          k.want.empty() ? before : std::vector<int>{k.want[static_cast<size_t>(c.rank())]};
+      if (now != want) {
+        std::fprintf(stderr, "rank %d runs on %zu CPU(s), first %d; wanted %zu, first %d\n",
+                     c.rank(), now.size(), now.empty() ? -1 : now[0], want.size(), want[0]);
+        return 1;
+      }
+      return 0;
+    });
+    for (size_t r = 0; r < results.size(); ++r) EXPECT_EQ(results[r].exit_code, 0) << "rank " << r;
+  }
+}
+
+TEST(CollectivesVariables, BarrierVariablesChangeWhatNeuronAllreduceWaitsOn) {
+  struct Case {
+    Env env;
+    const char* line;
+  };
+  for (const Case& k :
+       {Case{{}, "# barrier before each size: through rank 0's socket"},
+        Case{{{"NEURON_RT_ENABLE_HW_EXECUTION_BARRIER", "1"}},
+             "# barrier before each size: on shared-memory flags"},
+        Case{{{"NEURON_RT_ENABLE_HW_EXECUTION_BARRIER", "0"}},
+             "# barrier before each size: through rank 0's socket"},
+        Case{{{"NEURON_RT_DISABLE_EXECUTION_BARRIER", "1"}},
+             "# barrier before each size: none (NEURON_RT_DISABLE_EXECUTION_BARRIER)"},
+        // Disabled wins over the hardware barrier.
+        Case{{{"NEURON_RT_DISABLE_EXECUTION_BARRIER", "1"},
+              {"NEURON_RT_ENABLE_HW_EXECUTION_BARRIER", "1"}},
+             "# barrier before each size: none"}}) {
+    SCOPED_TRACE(k.line);
+    neuron::testing::ToolOptions options;
+    options.env = k.env;
+    const neuron::testing::ToolResult r = neuron::testing::RunTool(
+        "neuron-allreduce", {"-r", "2", "-b", "8", "-e", "64", "-c", "random", "--show-algorithm"},
+        options);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(k.line), std::string::npos) << r.out;
+  }
+  // With percentiles the barrier runs before every iteration too.
+  neuron::testing::ToolOptions options;
+  const neuron::testing::ToolResult r = neuron::testing::RunTool(
+      "neuron-allreduce", {"-r", "2", "-b", "8", "-e", "8", "-t", "p50", "--show-algorithm"},
+      options);
+  EXPECT_NE(r.out.find("# barrier before each size and iteration:"), std::string::npos) << r.out;
+}
+
+TEST(CollectivesVariables, IgnoredCcPacketSizeIsWarnedAbout) {
+  for (const auto& [value, warned] : std::vector<std::pair<const char*, bool>>{
+           {nullptr, false}, {"4096", true}, {"0,65536", true}}) {
+    SCOPED_TRACE(value ? value : "unset");
+    neuron::testing::ToolOptions options;
+    if (value) options.env["NEURON_RT_DBG_CC_DMA_PACKET_SIZE"] = value;
+    const neuron::testing::ToolResult r =
+        neuron::testing::RunTool("neuron-allreduce", {"-r", "2", "-b", "8", "-e", "8"}, options);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err.find("NEURON_RT_DBG_CC_DMA_PACKET_SIZE=") != std::string::npos &&
+                  r.err.find("is ignored") != std::string::npos,
+              warned)
+        << r.err;
+  }
+  // Malformed: init fails, naming the variable.
+  neuron::testing::ToolOptions options;
+  options.env["NEURON_RT_DBG_CC_DMA_PACKET_SIZE"] = "big";
+  const neuron::testing::ToolResult r =
+      neuron::testing::RunTool("neuron-allreduce", {"-r", "2", "-b", "8", "-e", "8"}, options);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("NEURON_RT_DBG_CC_DMA_PACKET_SIZE"), std::string::npos) << r.err;
 }
 
 }  // namespace
