@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,7 @@ struct LoadTimings {
   double deserialize_ms = 0;  // program and manifest
   double build_ms = 0;        // building the executable
   double place_ms = 0;        // device memory placement and constants
+  double debug_info_ms = 0;   // the debug-information map (0 when skipped)
   double total_ms = 0;
 };
 
@@ -102,6 +104,9 @@ class Model {
   const LoadCost& cost() const;
   // The NEFF's target ("trn1") and LNC.
   const std::string& target() const;
+  // Entries of the debug-information map built at load; nullopt when
+  // NEURON_RT_DISABLE_DEBUG_INFO skipped it.
+  std::optional<size_t> debug_info_entries() const;
 
   // Runs once. inputs[i] holds input i (at least its bytes), outputs[j]
   // receives output j. Errors: NRT_INVALID for missing/short tensors,
