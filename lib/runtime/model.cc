@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "lib/log/log.h"
 #include "lib/runtime/core.h"
+#include "lib/runtime/device_print_sink.h"
 #include "lib/runtime/model_state.h"
 #include "lib/runtime/numerics.h"
 #include "lib/runtime/observe.h"
@@ -140,6 +141,8 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   if (cfg.exec_timeout_s > 0) {
     exec.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(cfg.exec_timeout_s);
   }
+  DevicePrintSink printer(core.id(), cfg.gpsimd_stdout_queue_size);
+  exec.printer = printer.idle() ? nullptr : &printer;
   ExecutionObserver observe(s, inputs, outputs);
   exec.observer = observe.steps();
   kernels::RunStats stats;
@@ -157,6 +160,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
                                                            start)
           .count());
   core.Release();
+  printer.Flush();
 
   if (!run.ok()) {
     NRT_STATUS code = NRT_FAILURE;

@@ -116,5 +116,44 @@ TEST_F(SeedEffectsDebugTest, DisableDebugInfoDropsTheInstructionName) {
   }
 }
 
+// Prints its input through neuron.device_print, then doubles it.
+constexpr const char* kPrintHlo = R"(HloModule printed
+ENTRY main {
+  x = f32[2,2] parameter(0)
+  p = f32[2,2] custom-call(x), custom_call_target="neuron.device_print", backend_config={"prefix":"x is "}
+  ROOT y = f32[2,2] add(p, p)
+}
+)";
+
+TEST_F(SeedEffectsDebugTest, GpsimdStdoutQueueSizeBoundsDevicePrintText) {
+  const std::string line = "x is 2x2xf32=[1 2][3 4]\n";  // 24 bytes
+  struct Case {
+    std::optional<std::string> value;
+    std::string stdout_text;
+  };
+  const Case cases[] = {
+      {std::nullopt, ""},  // default 0: no stdout at all
+      {"0", ""},
+      {"1k", line},        // fits
+      {"24", line},        // exactly fits
+      {"8", "x is 2x2\n[nc0 stdout queue full: 16 bytes dropped "
+            "(NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES=8)]\n"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.value.value_or("(unset)"));
+    std::map<std::string, std::string> env;
+    if (c.value) env["NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES"] = *c.value;
+    std::unique_ptr<Runtime> rt = Init(env);
+    ASSERT_NE(rt, nullptr);
+    std::unique_ptr<Model> model;
+    ::testing::internal::CaptureStdout();
+    absl::StatusOr<ExecuteResult> r = LoadAndRun(*rt, kPrintHlo, {1, 2, 3, 4}, &model);
+    const std::string printed = ::testing::internal::GetCapturedStdout();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->status, NRT_SUCCESS);
+    EXPECT_EQ(printed, c.stdout_text);
+  }
+}
+
 }  // namespace
 }  // namespace neuron::runtime
