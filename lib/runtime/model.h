@@ -83,7 +83,8 @@ struct ExecuteResult {
   // NaN/Inf (outputs are written either way).
   NRT_STATUS status = NRT_SUCCESS;
   // The numerical report (empty when clean): which outputs hold NaN/Inf
-  // and, at debug verbosity or above, the first HLO instruction that made one.
+  // and, at debug verbosity or above, the first HLO instruction that made one
+  // (from the debug-information map; "unknown" under NEURON_RT_DISABLE_DEBUG_INFO).
   std::string numerical_report;
   // NEURON_FAIL_ON_NAN is set and the status is NUM_ERR: callers must fail.
   bool fail = false;
