@@ -1,6 +1,7 @@
 #include "lib/compiler/ir_util.h"
 
 #include "absl/strings/str_cat.h"
+#include "lib/kernels/support.h"
 
 namespace neuron::compiler {
 
@@ -86,7 +87,9 @@ bool HasSideEffect(const Instruction& inst) {
     case Opcode::kUnknown:
       return true;
     case Opcode::kCustomCall:
-      return inst.attrs().custom_call_has_side_effect;
+      // A device print is its output, even when nothing reads its result.
+      return inst.attrs().custom_call_has_side_effect ||
+             inst.attrs().custom_call_target == kernels::kDevicePrintTarget;
     default:
       return hlo::IsCollective(inst.opcode());
   }

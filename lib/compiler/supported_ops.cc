@@ -51,7 +51,7 @@ std::vector<std::string> LoweredCustomCallTargets() {
                                   "MoveToDevice", "MoveToHost", "SPMDFullToShardShape", "SPMDShardToFullShape",
                                   "Sharding", "__cublas$gemm", "__cublas$lt$matmul", "__cudnn$convBiasActivationForward",
                                   "__cudnn$convForward", "__onednn$matmul", "annotate_device_placement",
-                                  "xla.sdy.FuncResultSharding"};
+                                  "xla.sdy.FuncResultSharding", std::string(kernels::kDevicePrintTarget)};
   std::sort(out.begin(), out.end());
   return out;
 }

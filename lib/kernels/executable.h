@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "lib/hlo/module.h"
 #include "lib/kernels/collectives.h"
+#include "lib/kernels/device_print.h"
 #include "lib/kernels/tensor.h"
 
 namespace neuron::kernels {
@@ -72,6 +73,8 @@ struct ExecOptions {
   // that produced any (slower; for debug verbosity).
   bool find_first_nonfinite = false;
   StepObserver* observer = nullptr;
+  // Where neuron.device_print values go; nullptr: nowhere.
+  DevicePrinter* printer = nullptr;
 };
 
 struct RunStats {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/kernels/data_movement.h"
+#include "lib/kernels/device_print.h"
 #include "lib/kernels/dot_conv.h"
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/elementwise_kernel.h"
@@ -1032,6 +1033,19 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
           return Unsupported(instr, "GetRngSeed must return one 64-bit integer");
         Buf* out = own()[0];
         plan.steps.push_back({instr.name(), [out](RunCtx& ctx) { std::memcpy(out->data, &ctx.opts->rng_seed, 8); return absl::OkStatus(); }, {out}});
+        return absl::OkStatus();
+      }
+      if (target == kDevicePrintTarget) {
+        if (instr.operand_count() != 1 || !shape.IsArray() ||
+            !instr.operand(0)->shape().Compatible(shape))
+          return Unsupported(instr, "neuron.device_print takes one array and returns it unchanged");
+        alias_same(instr.operand(0));
+        const Buf* in = Leaves(instr.operand(0))[0];
+        plan.steps.push_back({instr.name(), [in, prefix = DevicePrintPrefix(instr)](RunCtx& ctx) {
+          if (ctx.opts->printer != nullptr)
+            ctx.opts->printer->Print({prefix, in->type, in->dims, in->data, in->bytes});
+          return absl::OkStatus();
+        }, {}});
         return absl::OkStatus();
       }
       return kernel_step(PlanCustomCall(instr));

@@ -20,6 +20,8 @@ bool RunsWithComplexTypes(hlo::Opcode op) {
   }
 }
 
-bool RunsCustomCall(std::string_view target) { return target == "GetRngSeed"; }
+bool RunsCustomCall(std::string_view target) {
+  return target == "GetRngSeed" || target == kDevicePrintTarget;
+}
 
 }  // namespace neuron::kernels

@@ -14,8 +14,11 @@ namespace neuron::kernels {
 bool RunsWithComplexTypes(hlo::Opcode op);
 
 // Custom-call targets the executor runs itself (the compiler lowers the
-// others it knows to plain HLO): GetRngSeed, the execution's RNG seed.
+// others it knows to plain HLO): GetRngSeed, the execution's RNG seed, and
+// kDevicePrintTarget (lib/kernels/device_print.h).
 bool RunsCustomCall(std::string_view target);
+
+inline constexpr std::string_view kDevicePrintTarget = "neuron.device_print";
 
 }  // namespace neuron::kernels
 

@@ -20,7 +20,7 @@ using nlohmann::json;
 
 json TimingsJson(const LoadTimings& t) {
   return json{{"read", t.read_ms},         {"hash", t.hash_ms},   {"decompress", t.decompress_ms},
-              {"deserialize", t.deserialize_ms}, {"build", t.build_ms}, {"place", t.place_ms},
+              {"deserialize", t.deserialize_ms}, {"build", t.build_ms}, {"place", t.place_ms}, {"debug_info", t.debug_info_ms},
               {"total", t.total_ms}};
 }
 
@@ -90,8 +90,18 @@ int RunLoad(const LoadRequest& request) {
                         "deserialize %.3f, build %.3f, place %.3f)\n",
                         core, t.total_ms, t.read_ms, t.hash_ms, t.decompress_ms, t.deserialize_ms,
                         t.build_ms, t.place_ms));
+    const std::optional<size_t> debug_entries = m.debug_info_entries();
+    absl::StrAppend(&text,
+                    debug_entries.has_value()
+                        ? absl::StrFormat("nc%d: debug info: built %d entries in %.3f ms\n", core,
+                                          *debug_entries, t.debug_info_ms)
+                        : absl::StrFormat("nc%d: debug info: skipped "
+                                          "(NEURON_RT_DISABLE_DEBUG_INFO=1)\n",
+                                          core));
     json entry = CostJson(c);
     entry["core"] = core;
+    entry["debug_info_entries"] =
+        debug_entries.has_value() ? json(*debug_entries) : json(nullptr);
     entry["load_ms"] = TimingsJson(t);
     doc["cores"].push_back(entry);
     // Unloaded here: the model goes out of scope before the next core.

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "lib/log/log.h"
 #include "lib/runtime/core.h"
+#include "lib/runtime/device_print_sink.h"
 #include "lib/runtime/model_state.h"
 #include "lib/runtime/numerics.h"
 #include "lib/runtime/observe.h"
@@ -38,6 +39,10 @@ const std::vector<TensorInfo>& Model::outputs() const { return state_->outputs; 
 const LoadTimings& Model::timings() const { return state_->timings; }
 const LoadCost& Model::cost() const { return state_->cost; }
 const std::string& Model::target() const { return state_->target; }
+std::optional<size_t> Model::debug_info_entries() const {
+  if (!state_->debug_info.has_value()) return std::nullopt;
+  return state_->debug_info->size();
+}
 
 namespace {
 
@@ -130,10 +135,14 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   exec.collectives = options.collectives;
   exec.replica_id = options.replica_id;
   exec.replica_count = options.replica_count;
-  exec.find_first_nonfinite = verbosity >= config::NumericalVerbosity::kDebug;
+  // Without the debug map there is nothing to name the instruction with.
+  const bool name_first = verbosity >= config::NumericalVerbosity::kDebug;
+  exec.find_first_nonfinite = name_first && s.debug_info.has_value();
   if (cfg.exec_timeout_s > 0) {
     exec.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(cfg.exec_timeout_s);
   }
+  DevicePrintSink printer(core.id(), cfg.gpsimd_stdout_queue_size);
+  exec.printer = printer.idle() ? nullptr : &printer;
   ExecutionObserver observe(s, inputs, outputs);
   exec.observer = observe.steps();
   kernels::RunStats stats;
@@ -151,6 +160,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
                                                            start)
           .count());
   core.Release();
+  printer.Flush();
 
   if (!run.ok()) {
     NRT_STATUS code = NRT_FAILURE;
@@ -210,10 +220,12 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
       result.numerical_report = absl::StrFormat(
           "Numerical error (NaN/Inf) in the result of model '%s' on nc%d: output %s", s.name,
           core.id(), where);
-      if (verbosity >= config::NumericalVerbosity::kDebug &&
-          !stats.first_nonfinite_instruction.empty()) {
-        absl::StrAppend(&result.numerical_report, "; first produced by HLO instruction '",
-                        stats.first_nonfinite_instruction, "'");
+      if (name_first && !s.debug_info.has_value()) {
+        absl::StrAppend(&result.numerical_report, "; first produced by ", kDebugInfoOff);
+      } else if (name_first && !stats.first_nonfinite_instruction.empty()) {
+        std::string what = s.debug_info->Describe(stats.first_nonfinite_instruction);
+        if (what.empty()) what = absl::StrCat("step '", stats.first_nonfinite_instruction, "'");
+        absl::StrAppend(&result.numerical_report, "; first produced by ", what);
       }
       result.fail = cfg.fail_on_nan;
       // A failure is the caller's to report; otherwise this is the report.

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,7 @@ struct LoadTimings {
   double deserialize_ms = 0;  // program and manifest
   double build_ms = 0;        // building the executable
   double place_ms = 0;        // device memory placement and constants
+  double debug_info_ms = 0;   // the debug-information map (0 when skipped)
   double total_ms = 0;
 };
 
@@ -81,7 +83,8 @@ struct ExecuteResult {
   // NaN/Inf (outputs are written either way).
   NRT_STATUS status = NRT_SUCCESS;
   // The numerical report (empty when clean): which outputs hold NaN/Inf
-  // and, at debug verbosity or above, the first HLO instruction that made one.
+  // and, at debug verbosity or above, the first HLO instruction that made one
+  // (from the debug-information map; "unknown" under NEURON_RT_DISABLE_DEBUG_INFO).
   std::string numerical_report;
   // NEURON_FAIL_ON_NAN is set and the status is NUM_ERR: callers must fail.
   bool fail = false;
@@ -102,6 +105,9 @@ class Model {
   const LoadCost& cost() const;
   // The NEFF's target ("trn1") and LNC.
   const std::string& target() const;
+  // Entries of the debug-information map built at load; nullopt when
+  // NEURON_RT_DISABLE_DEBUG_INFO skipped it.
+  std::optional<size_t> debug_info_entries() const;
 
   // Runs once. inputs[i] holds input i (at least its bytes), outputs[j]
   // receives output j. Errors: NRT_INVALID for missing/short tensors,

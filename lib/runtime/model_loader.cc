@@ -230,6 +230,11 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   if (!exe.ok()) return fail(RtError(NRT_INVALID, std::string(exe.status().message())));
   state->executable = std::move(*exe);
   state->timings.build_ms = MsSince(t);
+  if (!cfg.disable_debug_info) {
+    t = Clock::now();
+    state->debug_info = DebugInfo::Build(*state->program.module);
+    state->timings.debug_info_ms = MsSince(t);
+  }
 
   state->name = manifest.name.empty() ? state->neff.header.name : manifest.name;
   state->target = manifest.target;

@@ -4,6 +4,7 @@
 #define NEURON_LIB_RUNTIME_MODEL_STATE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "lib/device/hbm_arena.h"
 #include "lib/kernels/executable.h"
 #include "lib/neff/neff.h"
+#include "lib/runtime/debug_info.h"
 #include "lib/program/package.h"
 #include "lib/runtime/model.h"
 
@@ -28,6 +30,7 @@ struct ModelState {
   LoadTimings timings;
   LoadCost cost;
   std::vector<device::HbmBlock> blocks;  // constants, model code, scratchpad
+  std::optional<DebugInfo> debug_info;   // unset: NEURON_RT_DISABLE_DEBUG_INFO
   int threads = 1;
   uint64_t executions = 0;           // salt for stochastic rounding
 };

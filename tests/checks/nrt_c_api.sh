@@ -141,7 +141,7 @@ soname="$(readelf -d "$prefix/lib/libnrt.so.1" | sed -n 's/.*Library soname: \[\
 [ "$soname" = libnrt.so.1 ] && pass "SONAME libnrt.so.1" || fail "SONAME is '$soname'"
 
 # The headers from C++.
-printf '%s\n' '#include "nrt/nrt.h"' '#include "nrt/nrt_async.h"' '#include "nrt/nrt_async_sendrecv.h"' \
+printf '%s\n' '#include "nrt/ndebug_stream.h"' '#include "nrt/nrt.h"' '#include "nrt/nrt_async.h"' '#include "nrt/nrt_async_sendrecv.h"' \
   '#include "nrt/nrt_experimental.h"' '#include "nrt/nrt_profile.h"' '#include "nrt/nrt_status.h"' \
   '#include "nrt/nrt_sys_trace.h"' '#include "nrt/nrt_version.h"' \
   'int main() { nrt_version_t v; return nrt_get_version(&v, sizeof v) == NRT_SUCCESS ? 0 : 1; }' >"$work/cxx.cc"

@@ -137,6 +137,39 @@ ENTRY e {
   EXPECT_EQ(*reinterpret_cast<const uint64_t*>((*out)[1].data()), exec.rng_seed);
 }
 
+// neuron.device_print survives -O2 (even unread) and passes its operand on.
+TEST(CustomCallLoweringExecTest, DevicePrintRunsAndPassesItsOperandOn) {
+  struct Recorder : kernels::DevicePrinter {
+    std::vector<std::string> prefixes;
+    std::vector<float> first;
+    void Print(const kernels::PrintedTensor& v) override {
+      prefixes.emplace_back(v.prefix);
+      first.push_back(*reinterpret_cast<const float*>(v.data));
+    }
+  } printed;
+  kernels::ExecOptions exec;
+  exec.printer = &printed;
+  Tensor in(hlo::ElementType::kF32, {2});
+  reinterpret_cast<float*>(in.data())[0] = 3;
+  reinterpret_cast<float*>(in.data())[1] = 5;
+  auto out = CompileAndRun(R"(HloModule p
+ENTRY e {
+  x = f32[2] parameter(0)
+  unread = f32[2] custom-call(x), custom_call_target="neuron.device_print", backend_config="unread "
+  n = f32[2] negate(x)
+  shown = f32[2] custom-call(n), custom_call_target="neuron.device_print", backend_config={"prefix":"n="}
+  ROOT r = f32[2] add(shown, x)
+})",
+                           {in}, exec);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(reinterpret_cast<const float*>((*out)[0].data())[1], 0.0f);
+  ASSERT_EQ(printed.prefixes.size(), 2u);
+  EXPECT_EQ(printed.prefixes[0], "unread ");
+  EXPECT_EQ(printed.first[0], 3.0f);
+  EXPECT_EQ(printed.prefixes[1], "n=");
+  EXPECT_EQ(printed.first[1], -3.0f);
+}
+
 // Reference int8 convolution, NHWC input, OHWI filter, SAME padding for a
 // 3x3 window, f32 accumulation, + bias, relu, round and saturate.
 std::vector<int8_t> ReferenceConv(const std::vector<int8_t>& x, const std::vector<int8_t>& w,

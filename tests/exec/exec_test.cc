@@ -279,6 +279,14 @@ TEST_F(ExecToolTest, NeuronLoadReportsCostAndTimes) {
   EXPECT_NE(r.out.find("nc0: weights"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("I/O tensors 72 B"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(read "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nc0: debug info: built 3 entries"), std::string::npos) << r.out;
+  ToolOptions no_debug = options_;
+  no_debug.env["NEURON_RT_DISABLE_DEBUG_INFO"] = "1";
+  ToolResult skipped = RunTool("neuron-load", {neff}, no_debug);
+  ASSERT_EQ(skipped.exit_code, 0) << skipped.err;
+  EXPECT_NE(skipped.out.find("nc0: debug info: skipped (NEURON_RT_DISABLE_DEBUG_INFO=1)"),
+            std::string::npos)
+      << skipped.out;
   ToolResult j = RunTool("neuron-load", {"-", "--cores", "0-1", "--json"},
                          [&] {
                            ToolOptions o = options_;
@@ -294,6 +302,7 @@ TEST_F(ExecToolTest, NeuronLoadReportsCostAndTimes) {
   EXPECT_EQ(doc["cores"][1]["core"], 1);
   EXPECT_EQ(doc["cores"][0]["io_tensors"], 72);
   EXPECT_TRUE(doc["cores"][0]["load_ms"]["decompress"].is_number());
+  EXPECT_EQ(doc["cores"][0]["debug_info_entries"], 3);
 }
 
 TEST_F(ExecToolTest, AHeldCoreIsRefusedNamingTheHolder) {

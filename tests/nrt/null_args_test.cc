@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "nrt/ndebug_stream.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_async.h"
 #include "nrt/nrt_async_sendrecv.h"
@@ -148,6 +149,15 @@ void CallEverythingWithNulls() {
   nrt_sys_trace_fetch_options_set_nc_idx(nullptr, 0);
   EXPECT_REFUSED(nrt_sys_trace_fetch_events(nullptr, nullptr, nullptr));
   nrt_sys_trace_buffer_free(nullptr);
+
+  EXPECT_REFUSED(nrt_debug_client_connect(0, nullptr));
+  int fd = -1;
+  EXPECT_REFUSED(nrt_debug_client_connect(-1, &fd));
+  ndebug_stream_event_header_t header;
+  void* payload = nullptr;
+  EXPECT_REFUSED(nrt_debug_client_read_one_event(-1, nullptr, nullptr));
+  EXPECT_REFUSED(nrt_debug_client_read_one_event(-1, &header, &payload));
+  nrt_debug_client_connect_close(-1);
 }
 
 TEST_F(NullArgsTest, RefusedBeforeInit) { CallEverythingWithNulls(); }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "nrt/ndebug_stream.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_async.h"
 #include "nrt/nrt_async_sendrecv.h"
@@ -93,9 +94,23 @@ static void check_layouts(void) {
   CHECK(sizeof(nrt_dtype_t) == 4);
   CHECK(sizeof(nrt_tensor_placement_t) == 4);
   CHECK(sizeof(nrt_framework_type_t) == 4);
+  CHECK(sizeof(ndebug_stream_event_header_t) == 64);
+  CHECK(offsetof(ndebug_stream_event_header_t, data_size) == 0);
+  CHECK(offsetof(ndebug_stream_event_header_t, type) == 8);
+  CHECK(offsetof(ndebug_stream_event_header_t, reserved) == 12);
+  CHECK(sizeof(ndebug_stream_payload_debug_tensor_read_t) == 1024);
+  CHECK(offsetof(ndebug_stream_payload_debug_tensor_read_t, logical_nc_id) == 512);
+  CHECK(offsetof(ndebug_stream_payload_debug_tensor_read_t, pipe) == 516);
+  CHECK(offsetof(ndebug_stream_payload_debug_tensor_read_t, tensor_dtype) == 520);
+  CHECK(offsetof(ndebug_stream_payload_debug_tensor_read_t, tensor_shape) == 536);
+  CHECK(offsetof(ndebug_stream_payload_debug_tensor_read_t, tensor_data_size) == 600);
+  CHECK(offsetof(ndebug_stream_payload_debug_tensor_read_t, reserved0) == 608);
+  CHECK(offsetof(ndebug_stream_payload_debug_tensor_read_t, tensor_data) == 1024);
 }
 
 static void check_values(void) {
+  CHECK(NDEBUG_STREAM_EVENT_TYPE_INVALID == 0);
+  CHECK(NDEBUG_STREAM_EVENT_TYPE_DEBUG_TENSOR_READ == 1);
   CHECK(NRTA_SEQ_NUM_MAX == 281474976710655);
   CHECK(NRTA_XU_COLLECTIVES == 4);
   CHECK(NRTA_XU_COMPUTE == 3);
