@@ -65,7 +65,7 @@ constexpr Row kEffects[] = {
       "Requests that may wait on a core's compute unit; nrta_execute_schedule beyond it returns NRT_QUEUE_FULL.",
       "nrt(3)"}},
     {"NEURON_RT_DISABLE_DEBUG_INFO", {kSim,
-      "Load skips the instruction-to-HLO map; neuron-load says so, and numerical-error reports can no longer name the HLO.",
+      "Load skips the instruction-to-HLO map: neuron-load prints 'debug info: skipped' and NaN/Inf reports cannot name the HLO.",
       "neuron-load(1)"}},
     // ---- Performance tuning ----
     {"NEURON_RT_CC_CHANNEL_BUFFER_N", {kSim,
@@ -109,7 +109,7 @@ constexpr Row kEffects[] = {
       "neuron-load(1)"}},
     // ---- Observability ----
     {"NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES", {kSim,
-      "Bytes of device-print output kept per core and printed after each execution; 0 prints nothing.",
+      "neuron.device_print text goes to a per-core queue of this many bytes, printed after each execution; overflow is cut and counted.",
       "neuron-exec(1)"}},
     {"NEURON_RT_NUMERICAL_ERRORS_VERBOSITY", {kSim,
       "How NaN/Inf outputs are reported: none, critical (a line per execution), debug or verbose (per output).",
@@ -145,7 +145,7 @@ constexpr Row kEffects[] = {
       "Where the out-of-memory CSV report is written.",
       "neuron-core-dump(5)"}},
     {"NEURON_RT_DEBUG_STREAM_BUFFER_SIZE", {kSim,
-      "Events the ndebug stream (nrt_debug_client_*) holds unconsumed; further events are dropped and counted.",
+      "Unread events an ndebug stream (nrt_debug_client_*) holds; further device-print events are dropped, the count logged at close.",
       "nrt(3)"}},
     // ---- Profiling ----
     {"NEURON_RT_INSPECT_ENABLE", {kSim,
