@@ -784,7 +784,14 @@ absl::Status Communicator::AddDeviceMemory(const void* base, size_t bytes) {
   if (!impl_->opt.register_device_memory || impl_->transport == nullptr) {
     return absl::OkStatus();
   }
-  return impl_->transport->AddRegion(base, bytes);
+  // A provider that pins what it registers may refuse a large reservation;
+  // transfers then register their own buffers, as without the variable.
+  absl::Status st = impl_->transport->AddRegion(base, bytes);
+  if (!st.ok()) {
+    NEURON_LOG(NRT, kWarn, "rank %d: %u bytes of device memory stay unregistered as one region "
+               "(%s); transfers register their own buffers", impl_->rank, bytes, st.message());
+  }
+  return absl::OkStatus();
 }
 
 TransportStats Communicator::NetworkStats() const {

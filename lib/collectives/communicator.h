@@ -139,7 +139,8 @@ class Communicator {
   uint64_t NetworkBytesSent() const;
   // Names memory this rank's tensors live in (its device memory): with
   // register_device_memory it is registered with the fabric once, as one
-  // region; otherwise nothing happens.
+  // region (where the provider refuses, a warning is logged and transfers
+  // register their own buffers); otherwise nothing happens.
   absl::Status AddDeviceMemory(const void* base, size_t bytes);
   // What Barrier() waits on: "shared memory" (the hardware barrier's
   // counterpart: NEURON_RT_ENABLE_HW_EXECUTION_BARRIER with every rank on

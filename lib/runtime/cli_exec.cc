@@ -291,6 +291,15 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
     absl::StatusOr<std::unique_ptr<collectives::Communicator>> c = collectives::Communicator::Create(o);
     if (!c.ok()) return Error(absl::StrFormat("rank %d: %s", job.rank, c.status().message()));
     comm = std::move(*c);
+    // The cores' device memory, registered with the fabric once under
+    // NEURON_RT_REGISTER_HBM_MR.
+    for (int id : runtime.cores()) {
+      absl::StatusOr<Core*> core = runtime.GetCore(id);
+      if (!core.ok()) continue;
+      if (void* base = (*core)->arena().HostAddress(0)) {
+        (void)comm->AddDeviceMemory(base, (*core)->arena().capacity());
+      }
+    }
     comm_ops = std::make_unique<collectives::CommunicatorCollectives>(comm.get());
     exec_options.collectives = comm_ops.get();
     exec_options.replica_id = job.rank;
