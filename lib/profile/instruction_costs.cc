@@ -3,6 +3,7 @@
 #include "lib/hlo/computation.h"
 #include "lib/hlo/instruction.h"
 #include "lib/hlo/opcode.h"
+#include "lib/profile/dma.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::profile {
@@ -41,6 +42,22 @@ bool IsDataMovement(Opcode op) {
     default:
       return false;
   }
+}
+
+// Data-dependent addressing: the descriptors are generated on the device.
+bool IsDynamicDma(Opcode op) {
+  return op == Opcode::kGather || op == Opcode::kScatter || op == Opcode::kDynamicSlice ||
+         op == Opcode::kDynamicUpdateSlice;
+}
+
+// The bytes a DGE ring moves: the slice read, or the update written.
+int64_t DgeBytes(const hlo::Instruction& instr) {
+  const Opcode op = instr.opcode();
+  if (op == Opcode::kScatter && instr.operand_count() >= 3)
+    return ShapeBytes(instr.operand(2)->shape());
+  if (op == Opcode::kDynamicUpdateSlice && instr.operand_count() >= 2)
+    return ShapeBytes(instr.operand(1)->shape());
+  return ShapeBytes(instr.shape());
 }
 
 int64_t Flops(const hlo::Instruction& instr);
@@ -86,6 +103,7 @@ int64_t Flops(const hlo::Instruction& instr) {
 
 CostTable BuildCostTable(const hlo::Module& module) {
   CostTable table;
+  int dge_instructions = 0;
   for (const hlo::Computation* comp : module.computations()) {
     for (const hlo::Instruction* instr : comp->instructions()) {
       InstructionCost c;
@@ -100,6 +118,10 @@ CostTable BuildCostTable(const hlo::Module& module) {
       c.bytes = ShapeBytes(instr->shape());
       for (const hlo::Instruction* op : instr->operands()) c.bytes += ShapeBytes(op->shape());
       c.flops = Flops(*instr);
+      if (IsDynamicDma(instr->opcode())) {
+        c.dge_ring = dge_instructions++ % kDgeRings;
+        c.dge_bytes = DgeBytes(*instr);
+      }
       nlohmann::json args = {{"hlo", instr->name()}, {"opcode", c.opcode},
                              {"computation", c.computation}, {"bytes", c.bytes},
                              {"flops", c.flops}};

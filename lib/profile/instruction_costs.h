@@ -19,6 +19,10 @@ struct InstructionCost {
   int64_t bytes = 0;  // operands read + result written (array leaves)
   int64_t flops = 0;  // multiply-adds count 2; elementwise ops 1 per element
   std::string args_json;  // {"hlo":..,"opcode":..,"computation":..,"bytes":..,"flops":..}
+  // Gather, scatter, dynamic-slice, dynamic-update-slice: their addresses
+  // depend on data, so a DGE ring moves their bytes; -1 for the rest.
+  int dge_ring = -1;
+  int64_t dge_bytes = 0;  // what the ring moves: the gathered / updated bytes
 };
 
 // Keyed by instruction name (names are unique within a module).

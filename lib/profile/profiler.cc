@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 
@@ -19,11 +20,12 @@ namespace {
 // real pids; each core has one track per kind of work.
 constexpr int kDevicePidBase = 1 << 30;
 enum Track {
-  kTrackExec = 0, kTrackCompute = 1, kTrackDma = 2, kTrackCc = 3, kTrackH2d = 4, kTrackMemory = 5
+  kTrackExec = 0, kTrackCompute = 1, kTrackDma = 2, kTrackCc = 3, kTrackH2d = 4, kTrackMemory = 5,
+  kTrackDge = 6
 };
 constexpr int kTracksPerCore = 8;
 const char* const kTrackNames[] = {"exec", "compute", "dma", "collectives", "host<->device",
-                                   "memory"};
+                                   "memory", "dge"};
 
 int DeviceTid(int core, Track track) { return core * kTracksPerCore + track; }
 
@@ -57,7 +59,8 @@ std::string Fingerprint(const config::RuntimeConfig& c) {
                       absl::StrJoin(c.inspect_event_types, ","), ":", c.inspect_host_memory, ":",
                       c.inspect_on_fail, ":", c.inspect_output_dir, ":", c.inspect_system_profile,
                       ":", c.inspect_sys_trace_max_events_per_nc, ":",
-                      absl::StrJoin(c.profile_buf_mib, ","));
+                      absl::StrJoin(c.profile_buf_mib, ","), ":", c.dma_packetization_size, ":",
+                      c.enable_dge_notifications, ":", c.inspect_precache_enable);
 }
 
 std::mutex& RegistryMutex() {
@@ -86,6 +89,8 @@ std::vector<std::shared_ptr<Profiler>>& Attached() {
   static auto* attached = new std::vector<std::shared_ptr<Profiler>>();
   return *attached;
 }
+// Sessions plus attached profilers, readable without TapMutex.
+std::atomic<int> g_taps{0};
 
 }  // namespace
 
@@ -195,11 +200,13 @@ absl::Status Profiler::BeginSession(std::shared_ptr<Profiler> session) {
   std::lock_guard<std::mutex> lock(TapMutex());
   if (Session() != nullptr) return absl::AlreadyExistsError("an inspect session is already active");
   Session() = std::move(session);
+  ++g_taps;
   return absl::OkStatus();
 }
 
 std::shared_ptr<Profiler> Profiler::EndSession() {
   std::lock_guard<std::mutex> lock(TapMutex());
+  if (Session() != nullptr) --g_taps;
   return std::move(Session());
 }
 
@@ -211,13 +218,16 @@ bool Profiler::SessionActive() {
 void Profiler::Attach(std::shared_ptr<Profiler> profiler) {
   std::lock_guard<std::mutex> lock(TapMutex());
   Attached().push_back(std::move(profiler));
+  ++g_taps;
 }
 
 void Profiler::Detach(const Profiler* profiler) {
   std::lock_guard<std::mutex> lock(TapMutex());
   auto& a = Attached();
-  a.erase(std::remove_if(a.begin(), a.end(), [&](const auto& p) { return p.get() == profiler; }),
-          a.end());
+  const auto gone =
+      std::remove_if(a.begin(), a.end(), [&](const auto& p) { return p.get() == profiler; });
+  g_taps -= static_cast<int>(a.end() - gone);
+  a.erase(gone, a.end());
 }
 
 std::vector<std::shared_ptr<Profiler>> Profiler::ForExecution(
@@ -250,6 +260,15 @@ void Profiler::RecordMemoryAll(const MemoryEvent& event) {
   for (const auto& p : targets) p->RecordMemory(event);
 }
 
+bool Profiler::DmaWanted(const config::RuntimeConfig& config) {
+  return Enabled(config) || g_taps.load(std::memory_order_relaxed) > 0;
+}
+
+void Profiler::RecordDmaAll(const config::RuntimeConfig& config, const DmaTransfer& transfer) {
+  if (!DmaWanted(config)) return;
+  for (const auto& p : ForExecution(config)) p->RecordDma(transfer);
+}
+
 Profiler::Profiler(const config::RuntimeConfig& config, ProfilerOptions options)
     : config_(config),
       options_(options),
@@ -270,6 +289,7 @@ bool Profiler::TypeSelected(std::string_view type) const {
 std::string Profiler::PathFor(std::string_view file) const { return absl::StrCat(dir_, "/", std::string(file)); }
 
 std::unique_ptr<Capture> Profiler::Begin(const ExecutionInfo& info) {
+  const int64_t entered = NowNs();  // the API call's time includes the profiler's work
   if (!CoreSelected(info.core)) return nullptr;
   if (options_.model != nullptr && info.model_key != options_.model) return nullptr;
   std::lock_guard<std::mutex> lock(mu_);
@@ -284,6 +304,12 @@ std::unique_ptr<Capture> Profiler::Begin(const ExecutionInfo& info) {
                                        : (!neff.written && n >= config_.inspect_num_warmup);
       break;
   }
+  // NEURON_RT_INSPECT_PRECACHE_ENABLE: a warmup builds the metadata the
+  // profiled execution would otherwise build inside its own time.
+  if (!device && config_.inspect_precache_enable && n < config_.inspect_num_warmup &&
+      config_.inspect_device_profile == config::DeviceProfileMode::kModel &&
+      !config_.inspect_on_fail && info.module != nullptr && neff.costs == nullptr)
+    neff.costs = std::make_shared<const CostTable>(BuildCostTable(*info.module));
   const bool system = !config_.inspect_on_fail &&
                       (config_.inspect_system_profile || config_.inspect_cpu_util ||
                        config_.inspect_host_memory);
@@ -294,8 +320,12 @@ std::unique_ptr<Capture> Profiler::Begin(const ExecutionInfo& info) {
   c->system_ = system;
   c->on_fail_ = config_.inspect_on_fail;
   if (device && info.module != nullptr) {
-    if (neff.costs == nullptr)
+    c->metadata_cached_ = neff.costs != nullptr;
+    if (neff.costs == nullptr) {
+      const int64_t start = NowNs();
       neff.costs = std::make_shared<const CostTable>(BuildCostTable(*info.module));
+      c->metadata_build_ns_ = NowNs() - start;
+    }
     c->costs_ = neff.costs;
   }
   for (int b = 0; b < 7; ++b)
@@ -305,7 +335,7 @@ std::unique_ptr<Capture> Profiler::Begin(const ExecutionInfo& info) {
   c->want_cc_ = TypeSelected("cc_running");
   c->thread_id_ = static_cast<uint64_t>(syscall(SYS_gettid));
   if (config_.inspect_cpu_util || config_.inspect_host_memory) c->host_begin_ = SampleHost();
-  c->api_begin_ = NowNs();
+  c->api_begin_ = entered;
   return c;
 }
 
@@ -313,13 +343,16 @@ void Profiler::NameDeviceTracks(Trace& trace, int device, int core) {
   const int pid = kDevicePidBase + device;
   trace.NameProcess(pid, absl::StrFormat("Neuron device nd%d (simulated)", device), 0);
   const int last = options_.memory ? kTrackMemory : kTrackH2d;
-  for (int t = kTrackExec; t <= last; ++t)
+  auto name = [&](int t) {
     trace.NameThread(pid, DeviceTid(core, static_cast<Track>(t)),
                      absl::StrFormat("nc%d %s", core, kTrackNames[t]),
                      DeviceTid(core, static_cast<Track>(t)));
+  };
+  for (int t = kTrackExec; t <= last; ++t) name(t);
+  if (config_.enable_dge_notifications) name(kTrackDge);
 }
 
-void Profiler::AddDevice(Trace& trace, Capture& c, bool name_tracks) {
+uint64_t Profiler::AddDevice(Trace& trace, Capture& c, bool name_tracks) {
   const int pid = kDevicePidBase + c.info_.device;
   const int core = c.info_.core;
   if (name_tracks) NameDeviceTracks(trace, c.info_.device, core);
@@ -329,17 +362,37 @@ void Profiler::AddDevice(Trace& trace, Capture& c, bool name_tracks) {
     trace.Span(pid, DeviceTid(core, kTrackExec), c.info_.model, "nc_exec", run_begin,
                run_end - run_begin, {{"core", core}, {"neff_uuid", c.info_.neff_uuid}});
   }
+  const uint64_t packet = config_.dma_packetization_size;
   if (TypeSelected("h2d_dma")) {
+    auto copy = [&](const char* queue, const char* direction, const std::string& name,
+                    uint64_t bytes, int64_t at) {
+      if (!c.Admit(Buffer::kH2dDma)) return;
+      nlohmann::json args = DmaArgs(queue, bytes, packet);
+      args["direction"] = direction;
+      trace.Span(pid, DeviceTid(core, kTrackH2d), absl::StrCat(queue, " ", name), "h2d_dma", at,
+                 0, args);
+    };
     for (const auto& [name, bytes] : c.info_.inputs)
-      if (c.Admit(Buffer::kH2dDma))
-        trace.Span(pid, DeviceTid(core, kTrackH2d), absl::StrCat("h2d ", name), "h2d_dma",
-                   run_begin, 0, {{"bytes", bytes}, {"direction", "host_to_device"}});
+      copy("h2d", "host_to_device", name, bytes, run_begin);
     for (const auto& [name, bytes] : c.info_.outputs)
-      if (c.Admit(Buffer::kH2dDma))
-        trace.Span(pid, DeviceTid(core, kTrackH2d), absl::StrCat("d2h ", name), "h2d_dma",
-                   run_end, 0, {{"bytes", bytes}, {"direction", "device_to_host"}});
+      copy("d2h", "device_to_host", name, bytes, run_end);
   }
+  const bool dge = config_.enable_dge_notifications && TypeSelected("dge");
+  uint64_t cache_hits = 0;
   for (const Capture::Span& s : c.spans_) {
+    if (s.cost != nullptr && c.metadata_cached_) ++cache_hits;
+    // NEURON_RT_ENABLE_DGE_NOTIFICATIONS: the ring's notification when the
+    // instruction's dynamic DMA completes.
+    if (dge && s.cost != nullptr && s.cost->dge_ring >= 0 && c.Admit(Buffer::kDma)) {
+      const uint64_t bytes = static_cast<uint64_t>(s.cost->dge_bytes);
+      trace.Instant(pid, DeviceTid(core, kTrackDge), absl::StrCat("dge ", *s.name), "dge",
+                    s.end_ns,
+                    {{"queue", absl::StrCat("dge", s.cost->dge_ring)},
+                     {"bytes", bytes},
+                     {"packets", DmaPackets(bytes, packet)},
+                     {"hlo", *s.name},
+                     {"opcode", s.cost->opcode}});
+    }
     if (s.cost != nullptr) {
       trace.SpanWithArgsText(pid, DeviceTid(core, TrackOf(s.buffer)), *s.name, s.cost->event,
                              s.begin_ns, s.end_ns - s.begin_ns, s.cost->args_json);
@@ -348,7 +401,18 @@ void Profiler::AddDevice(Trace& trace, Capture& c, bool name_tracks) {
                  s.end_ns - s.begin_ns, {{"hlo", *s.name}});
     }
   }
+  return cache_hits;
 }
+
+namespace {
+
+// otherData.metadata: whether the profiled execution found its metadata
+// cached (NEURON_RT_INSPECT_PRECACHE_ENABLE) or built it in its own time.
+nlohmann::json MetadataSummary(bool precache, uint64_t cache_hits, int64_t build_ns) {
+  return {{"precache", precache}, {"cache_hits", cache_hits}, {"build_ns", build_ns}};
+}
+
+}  // namespace
 
 void Profiler::AddSystem(Trace& trace, Capture& c) {
   const int pid = static_cast<int>(getpid());
@@ -433,7 +497,8 @@ std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool fa
       od["core"] = c.info_.core;
       od["status"] = std::string(status_text);
       od["executions"] = 1;
-      AddDevice(*trace, c, true);
+      od["metadata"] = MetadataSummary(config_.inspect_precache_enable, AddDevice(*trace, c, true),
+                                       c.metadata_build_ns_);
       ReportTruncation(*trace, c.dropped_, config_.profile_buf_mib, c.info_.model);
       latest_[c.info_.core] = std::move(trace);
     } else if (config_.inspect_device_profile == config::DeviceProfileMode::kSession) {
@@ -444,7 +509,11 @@ std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool fa
       }
       const bool first = !session_named_cores_[c.info_.core];
       session_named_cores_[c.info_.core] = true;
-      AddDevice(*session_device_, c, first);
+      session_metadata_hits_ += AddDevice(*session_device_, c, first);
+      nlohmann::json& od = session_device_->other_data();
+      const int64_t built = od.contains("metadata") ? od["metadata"].value("build_ns", 0) : 0;
+      od["metadata"] = MetadataSummary(config_.inspect_precache_enable, session_metadata_hits_,
+                                       built + c.metadata_build_ns_);
       ReportTruncation(*session_device_, c.dropped_, config_.profile_buf_mib, c.info_.model);
       session_device_->other_data()["executions"] =
           session_device_->other_data().value("executions", 0) + 1;
@@ -460,7 +529,8 @@ std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool fa
       od["core"] = c.info_.core;
       od["status"] = std::string(status_text);
       od["warmup_executions"] = c.on_fail_ ? 0 : config_.inspect_num_warmup;
-      AddDevice(trace, c, true);
+      od["metadata"] = MetadataSummary(config_.inspect_precache_enable, AddDevice(trace, c, true),
+                                       c.metadata_build_ns_);
       ReportTruncation(trace, c.dropped_, config_.profile_buf_mib, c.info_.model);
       const std::string path = PathFor(absl::StrFormat(
           "device_profile_model_%s_%s_pid%d.json", Sanitize(c.info_.model),
@@ -564,19 +634,43 @@ void Profiler::AddSystemEvents(const std::vector<SysEvent>& events) {
   system_dirty_ = true;
 }
 
-void Profiler::RecordMemory(const MemoryEvent& event) {
-  if (!CoreSelected(event.core)) return;
-  const int pid = kDevicePidBase + event.device;
-  std::lock_guard<std::mutex> lock(mu_);
+Trace& Profiler::SessionTraceFor(int device, int core) {
   if (session_device_ == nullptr) {
     session_device_ = std::make_unique<Trace>();
     session_device_->other_data()["profile"] = "device";
     session_device_->other_data()["mode"] = "session";
   }
-  if (!session_named_cores_[event.core]) {
-    session_named_cores_[event.core] = true;
-    NameDeviceTracks(*session_device_, event.device, event.core);
+  if (!session_named_cores_[core]) {
+    session_named_cores_[core] = true;
+    NameDeviceTracks(*session_device_, device, core);
   }
+  return *session_device_;
+}
+
+void Profiler::RecordDma(const DmaTransfer& t) {
+  // Only traces that span a session have room for copies between executions.
+  const bool session =
+      (config_.inspect_device_profile == config::DeviceProfileMode::kSession &&
+       !options_.latest_per_core && options_.model == nullptr) ||
+      options_.memory;
+  if (!session || !CoreSelected(t.core) || !TypeSelected("h2d_dma") ||
+      config_.profile_buf_mib[static_cast<int>(Buffer::kH2dDma)] == 0)
+    return;
+  const char* queue = DmaQueueName(t.queue);
+  nlohmann::json args = DmaArgs(queue, t.bytes, config_.dma_packetization_size);
+  args["direction"] = t.queue == DmaQueue::kHostToDevice ? "host_to_device" : "device_to_host";
+  std::lock_guard<std::mutex> lock(mu_);
+  SessionTraceFor(t.device, t.core)
+      .Span(kDevicePidBase + t.device, DeviceTid(t.core, kTrackH2d),
+            absl::StrCat(queue, " ", t.name), "h2d_dma", t.begin_ns, t.end_ns - t.begin_ns, args);
+  session_dirty_ = true;
+}
+
+void Profiler::RecordMemory(const MemoryEvent& event) {
+  if (!CoreSelected(event.core)) return;
+  const int pid = kDevicePidBase + event.device;
+  std::lock_guard<std::mutex> lock(mu_);
+  SessionTraceFor(event.device, event.core);
   uint64_t& in_use = memory_in_use_[event.core];
   in_use = event.alloc ? in_use + event.bytes : (in_use > event.bytes ? in_use - event.bytes : 0);
   session_device_->Instant(pid, DeviceTid(event.core, kTrackMemory),

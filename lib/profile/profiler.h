@@ -6,6 +6,14 @@
 //    collectives, host<->device transfers), args bytes and flops. `model`
 //    mode writes one trace per unique NEFF (its first execution after
 //    NUM_WARMUP); `session` mode one trace for the whole session.
+//  - DMA (lib/profile/dma.h): host<->device spans carry the queue and the
+//    packets of DBG_DMA_PACKETIZATION_SIZE; session profiles also get the
+//    copies outside executions (tensor reads and writes, weights at load).
+//    With ENABLE_DGE_NOTIFICATIONS, DGE instructions (gather, scatter,
+//    dynamic slices) add a notification on the core's "dge" track.
+//  - metadata (names, args) is built once per NEFF; INSPECT_PRECACHE_ENABLE
+//    builds it on the warmup executions so the profiled one finds it
+//    cached (otherData.metadata says which, with its cache hits).
 //  - ON_FAIL: every execution is captured in memory; a trace is written
 //    only for a failing one (the first per NEFF).
 //  - system profile (INSPECT_SYSTEM_PROFILE): the API and runtime timeline
@@ -37,6 +45,7 @@
 #include "lib/config/config.h"
 #include "lib/hlo/module.h"
 #include "lib/kernels/executable.h"
+#include "lib/profile/dma.h"
 #include "lib/profile/host_sampler.h"
 #include "lib/profile/instruction_costs.h"
 #include "lib/profile/sys_trace.h"
@@ -114,6 +123,10 @@ class Profiler {
   static std::vector<std::shared_ptr<Profiler>> ForExecution(const config::RuntimeConfig& config);
   // Gives a device allocation to the attached profilers that want them.
   static void RecordMemoryAll(const MemoryEvent& event);
+  // Whether a copy outside an execution could be recorded (cheap: no lock).
+  static bool DmaWanted(const config::RuntimeConfig& config);
+  // Gives such a copy to every profiler with a session device trace.
+  static void RecordDmaAll(const config::RuntimeConfig& config, const DmaTransfer& transfer);
 
   // Starts an execution; nullptr when nothing of it is captured.
   std::unique_ptr<Capture> Begin(const ExecutionInfo& info);
@@ -132,6 +145,7 @@ class Profiler {
   // System-trace events (loads, transfers, ...) for the system profile.
   void AddSystemEvents(const std::vector<SysEvent>& events);
   void RecordMemory(const MemoryEvent& event);
+  void RecordDma(const DmaTransfer& transfer);
 
   const std::string& output_dir() const { return dir_; }
   const config::RuntimeConfig& config() const { return config_; }
@@ -143,10 +157,13 @@ class Profiler {
     bool written = false;
     std::shared_ptr<const CostTable> costs;
   };
+  // The session device trace, created with `core`'s tracks named. mu_ held.
+  Trace& SessionTraceFor(int device, int core);
   bool CoreSelected(int core) const;
   bool TypeSelected(std::string_view type) const;
   std::string PathFor(std::string_view file) const;
-  void AddDevice(Trace& trace, Capture& c, bool name_tracks);
+  // Returns the spans whose metadata came from the cache.
+  uint64_t AddDevice(Trace& trace, Capture& c, bool name_tracks);
   void AddSystem(Trace& trace, Capture& c);
 
   void NameDeviceTracks(Trace& trace, int device, int core);
@@ -159,6 +176,7 @@ class Profiler {
   std::unique_ptr<Trace> session_device_, system_;
   bool session_dirty_ = false, system_dirty_ = false;
   std::map<int, bool> session_named_cores_;
+  uint64_t session_metadata_hits_ = 0;
   std::map<int, std::unique_ptr<Trace>> latest_;  // latest_per_core
   std::map<int, uint64_t> memory_in_use_;         // per core
   std::map<int, uint64_t> system_events_per_core_;
@@ -187,6 +205,8 @@ class Capture : public kernels::StepObserver {
   ExecutionInfo info_;
   bool device_ = false, system_ = false, on_fail_ = false;
   std::shared_ptr<const CostTable> costs_;
+  bool metadata_cached_ = false;    // costs_ was built before this execution
+  int64_t metadata_build_ns_ = 0;   // building it, inside this execution
   uint64_t capacity_[7] = {};
   uint64_t used_[7] = {}, dropped_[7] = {};
   bool want_compute_ = true, want_dma_ = true, want_cc_ = true;

@@ -24,6 +24,7 @@
 #include "lib/runtime/cli_npy.h"
 #include "lib/runtime/cli_random.h"
 #include "lib/runtime/cli_tensor_text.h"
+#include "lib/runtime/observe.h"
 #include "lib/runtime/runtime.h"
 #include "lib/runtime/status.h"
 #include "lib/support/cli.h"
@@ -162,10 +163,9 @@ absl::Status PrepareReplica(Runtime& rt, Replica& r, const std::vector<BoundInpu
         rt.AllocateTensor(m.core_id(), info.bytes, info.name);
     if (!t.ok()) return t.status();
     const std::vector<uint8_t>& data = inputs[k].value.data();
-    if (absl::Status s = (*t)->Write(data.data(), 0, std::min<uint64_t>(data.size(), info.bytes));
-        !s.ok()) {
-      return s;
-    }
+    const uint64_t bytes = std::min<uint64_t>(data.size(), info.bytes);
+    TensorOpScope dma("tensor_write", t->get(), nullptr, bytes);  // profiles: a host->device copy
+    if (absl::Status s = (*t)->Write(data.data(), 0, bytes); !s.ok()) return s;
     r.in_ptrs.push_back(t->get());
     r.inputs.push_back(std::move(*t));
   }
@@ -386,6 +386,7 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   std::vector<hlo::Literal> results;
   for (size_t k = 0; k < model.outputs().size(); ++k) {
     hlo::Literal value = hlo::Literal::Zeros(model.outputs()[k].shape);
+    TensorOpScope dma("tensor_read", first.outputs[k].get(), nullptr, value.mutable_data().size());
     (void)first.outputs[k]->Read(value.mutable_data().data(), 0, value.mutable_data().size());
     results.push_back(std::move(value));
   }

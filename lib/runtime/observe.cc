@@ -345,6 +345,17 @@ void ObserveLoad(const ModelState& s) {
     profile::RecordSysEvent(std::move(e));
   }
   RecordModelMemory(s, /*alloc=*/true);
+  // The weights and the program went to the device during the load.
+  if (profile::Profiler::DmaWanted(*s.config)) {
+    profile::DmaTransfer t;
+    t.device = s.core->placement().device;
+    t.core = s.core->id();
+    t.name = absl::StrCat("weights of model '", s.name, "'");
+    t.bytes = s.cost.weights + s.cost.model_code;
+    t.end_ns = profile::NowNs();
+    t.begin_ns = t.end_ns - static_cast<int64_t>(s.timings.total_ms * 1e6);
+    profile::Profiler::RecordDmaAll(*s.config, t);
+  }
 }
 
 void ObserveUnload(const ModelState& s) {
@@ -368,16 +379,35 @@ void ObserveUnload(const ModelState& s) {
 TensorOpScope::TensorOpScope(const char* op, const TensorBuffer* a, const TensorBuffer* b,
                              uint64_t bytes)
     : op_(op), bytes_(bytes) {
-  if (!profile::SysTraceWanted("tensor")) return;
-  if (a != nullptr && a->on_device()) {
-    tensor_ = a;
-  } else if (b != nullptr && b->on_device()) {
-    tensor_ = b;
+  const bool a_dev = a != nullptr && a->on_device(), b_dev = b != nullptr && b->on_device();
+  // Which side is the device in a host<->device copy (a: the destination).
+  const std::string_view name(op);
+  if (a_dev && (name == "tensor_write" || (name == "tensor_copy" && b != nullptr && !b_dev))) {
+    dma_tensor_ = a;
+    to_device_ = true;
+  } else if (a_dev && name == "tensor_read") {
+    dma_tensor_ = a;
+  } else if (b_dev && name == "tensor_copy" && !a_dev) {
+    dma_tensor_ = b;
   }
-  if (tensor_ != nullptr) begin_ns_ = profile::NowNs();
+  if (dma_tensor_ != nullptr && !profile::Profiler::DmaWanted(dma_tensor_->core()->config()))
+    dma_tensor_ = nullptr;
+  if (profile::SysTraceWanted("tensor")) tensor_ = a_dev ? a : b_dev ? b : nullptr;
+  if (tensor_ != nullptr || dma_tensor_ != nullptr) begin_ns_ = profile::NowNs();
 }
 
 TensorOpScope::~TensorOpScope() {
+  if (dma_tensor_ != nullptr) {
+    profile::DmaTransfer t;
+    t.device = dma_tensor_->core()->placement().device;
+    t.core = dma_tensor_->core_id();
+    t.name = absl::StrCat(op_, " '", dma_tensor_->name(), "'");
+    t.queue = to_device_ ? profile::DmaQueue::kHostToDevice : profile::DmaQueue::kDeviceToHost;
+    t.bytes = bytes_;
+    t.begin_ns = begin_ns_;
+    t.end_ns = profile::NowNs();
+    profile::Profiler::RecordDmaAll(dma_tensor_->core()->config(), t);
+  }
   if (tensor_ == nullptr) return;
   profile::SysEvent e;
   e.type = "tensor";

@@ -87,7 +87,9 @@ void ObserveUnload(const ModelState& state);
 
 // A transfer to, from or within device memory (system trace "tensor"):
 // records `op` on the core of the first device tensor of `a`, `b` when it
-// goes out of scope. Host-only copies are not recorded.
+// goes out of scope. Host-only copies are not recorded. Copies between host
+// and device memory (tensor_write, tensor_read, tensor_copy of a host and a
+// device tensor) are also DMA for the session device profiles.
 class TensorOpScope {
  public:
   TensorOpScope(const char* op, const TensorBuffer* a, const TensorBuffer* b, uint64_t bytes);
@@ -100,6 +102,8 @@ class TensorOpScope {
   const TensorBuffer* tensor_ = nullptr;
   uint64_t bytes_;
   int64_t begin_ns_ = 0;
+  const TensorBuffer* dma_tensor_ = nullptr;  // the device side of a DMA copy
+  bool to_device_ = false;
 };
 
 // What identifies a loaded model to profilers (ExecutionInfo::model_key),
