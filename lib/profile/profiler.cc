@@ -378,6 +378,7 @@ uint64_t Profiler::AddDevice(Trace& trace, Capture& c, bool name_tracks) {
       copy("d2h", "device_to_host", name, bytes, run_end);
   }
   const bool dge = config_.enable_dge_notifications && TypeSelected("dge");
+  const bool cc_pending = TypeSelected("cc_pending");
   uint64_t cache_hits = 0;
   for (const Capture::Span& s : c.spans_) {
     if (s.cost != nullptr && c.metadata_cached_) ++cache_hits;
@@ -392,6 +393,12 @@ uint64_t Profiler::AddDevice(Trace& trace, Capture& c, bool name_tracks) {
                      {"packets", DmaPackets(bytes, packet)},
                      {"hlo", *s.name},
                      {"opcode", s.cost->opcode}});
+    }
+    // The core's collectives event: the operation was issued and waits for
+    // its peers (kept in NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB).
+    if (cc_pending && s.buffer == Buffer::kCcCoreInstruction && c.Admit(Buffer::kCcCoreEvent)) {
+      trace.Instant(pid, DeviceTid(core, kTrackCc), absl::StrCat("issued ", *s.name), "cc_pending",
+                    s.begin_ns, {{"hlo", *s.name}, {"opcode", s.cost ? s.cost->opcode : ""}});
     }
     if (s.cost != nullptr) {
       trace.SpanWithArgsText(pid, DeviceTid(core, TrackOf(s.buffer)), *s.name, s.cost->event,

@@ -2,7 +2,8 @@
 // each unset, set, and at a boundary:
 //  - NEURON_RT_DBG_DMA_PACKETIZATION_SIZE: the packets of host<->device copies;
 //  - NEURON_RT_ENABLE_DGE_NOTIFICATIONS: DGE notifications of dynamic DMA;
-//  - NEURON_RT_INSPECT_PRECACHE_ENABLE: metadata cached by the warmups.
+//  - NEURON_RT_INSPECT_PRECACHE_ENABLE: metadata cached by the warmups;
+//  - NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB: the collectives events kept.
 #include <dirent.h>
 
 #include <cstring>
@@ -249,6 +250,49 @@ TEST_F(SeedEffectsTest, PrecacheMovesMetadataWorkIntoTheWarmups) {
     } else {
       EXPECT_EQ(m["cache_hits"], 0) << m;
       EXPECT_GT(m["build_ns"].get<int64_t>(), 0) << m;
+    }
+  }
+}
+
+// A collective: its span is a cc_running instruction, and its issue is a
+// cc_pending event kept in the collectives event buffer.
+constexpr const char* kCollectiveHlo = R"(HloModule cc
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY main {
+  a = f32[256] parameter(0)
+  ROOT r = f32[256] all-reduce(a), replica_groups={}, to_apply=add
+}
+)";
+
+TEST_F(SeedEffectsTest, CcCoreEventBufferHoldsTheIssueOfEachCollective) {
+  struct Case {
+    const char* name;
+    std::optional<std::string> mib;  // NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB
+    std::optional<std::string> filter;
+    bool kept;
+  };
+  const Case cases[] = {
+      {"unset", std::nullopt, std::nullopt, true},
+      {"one", "1", std::nullopt, true},
+      {"zero", "0", std::nullopt, false},  // no room: dropped, and the trace says so
+      {"filtered", std::nullopt, "hardware,^cc_pending", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Env env = {{"NEURON_RT_INSPECT_DEVICE_PROFILE", "model"}};
+    if (c.mib) env["NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB"] = *c.mib;
+    if (c.filter) env["NEURON_RT_INSPECT_EVENT_FILTER_TYPE"] = *c.filter;
+    const json doc = Profile(std::string("cc_") + c.name, env, kCollectiveHlo, 1);
+    EXPECT_EQ(ByName(doc, "cc_running").count("r"), 1u) << doc.dump(1);
+    const auto pending = ByName(doc, "cc_pending");
+    EXPECT_EQ(pending.count("issued r"), c.kept ? 1u : 0u) << doc.dump(1);
+    if (c.mib && *c.mib == "0") {
+      EXPECT_NE(doc.dump().find("NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB"), std::string::npos)
+          << "the truncation names the buffer's variable: " << doc.dump(1);
     }
   }
 }
