@@ -2,7 +2,8 @@
 // every allocation and free of its HBM arena is counted per memory category
 // (bytes in use, allocations, frees). The core records them; neuron-load
 // prints them, the core logs them at INFO when it closes, and each one is
-// also a "memory_metric" event of the system trace (observe.h).
+// also a "memory_metric" event of the system trace (observe.h), which an
+// inspect session's system profile draws as counter tracks.
 #ifndef NEURON_LIB_RUNTIME_MEMORY_METRICS_H_
 #define NEURON_LIB_RUNTIME_MEMORY_METRICS_H_
 

@@ -1,9 +1,11 @@
 // What NEURON_RT_ENABLE_MEMORY_METRICS and NEURON_RT_MIN_MEM_ERROR_INTERVAL
-// change on the simulated device: per-category allocation metrics (and
-// their system-trace events), and how often an out-of-memory report is
+// change on the simulated device: per-category allocation metrics (their
+// system-trace events and system-profile counter tracks), and how often an out-of-memory report is
 // printed. Each test runs the same thing with the variable unset, set, and
 // set to a boundary value.
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/log/log.h"
+#include "lib/profile/profiler.h"
 #include "lib/profile/sys_trace.h"
 #include "lib/runtime/report_throttle.h"
 #include "lib/runtime/runtime.h"
@@ -109,6 +112,26 @@ TEST_F(SeedEffectsMemory, EnableMemoryMetrics) {
     for (profile::SysEvent& e : trace.Take(std::nullopt, 0))
       if (e.type == "memory" && e.name == "memory_metric") metrics.push_back(std::move(e));
     ASSERT_EQ(metrics.size(), row.metrics ? 6u : 0u);  // 3 allocs, 3 frees (c at close)
+    // In a system profile, they make a counter track per core and category.
+    config::RuntimeConfig profile_config;
+    profile_config.inspect_system_profile = true;
+    profile_config.inspect_output_dir = root_ + "/profile";
+    profile::Profiler profiler(profile_config);
+    profiler.AddSystemEvents(metrics);
+    const std::vector<std::string> written = profiler.Flush();
+    ASSERT_EQ(written.size(), row.metrics ? 1u : 0u);
+    if (row.metrics) {
+      std::ifstream in(written[0]);
+      const std::string trace((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+      size_t counters = 0;
+      for (size_t at = trace.find(R"("ph":"C")"); at != std::string::npos;
+           at = trace.find(R"("ph":"C")", at + 1)) {
+        ++counters;
+      }
+      EXPECT_EQ(counters, 6u) << trace;
+      EXPECT_NE(trace.find("nc0 tensors in use"), std::string::npos) << trace;
+    }
     if (row.metrics) {
       EXPECT_EQ(metrics[0].args["category"], "tensors");
       EXPECT_EQ(metrics[0].args["op"], "alloc");
