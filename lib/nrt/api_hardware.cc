@@ -1,11 +1,16 @@
 // Calls that exist for hardware the simulated device has no counterpart
 // of: they fail with the status the SDK documents for "not supported here"
 // and say why in nrt_get_last_error(), never pretending to succeed. Device
-// ids, which do have a simulated meaning, are answered.
+// ids, which do have a simulated meaning, are answered, and so is mapped
+// HBM (NEURON_RT_MAP_HBM on trn2-family instances, lib/runtime/hbm_map.h).
 #include <cstdio>
+#include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/nrt/api_state.h"
+#include "lib/runtime/hbm_map.h"
+#include "lib/runtime/status.h"
 
 using namespace neuron::nrt_api;  // NOLINT: the C API is this file's whole job
 
@@ -33,9 +38,27 @@ NRT_STATUS nrt_get_dmabuf_fd(uint64_t va, uint64_t size, int* fd) {
 }
 
 NRT_STATUS nrt_get_hbm_mmap_va(int device_id, int hbm_idx, void** addr, size_t* size) {
-  return Fail(NRT_INVALID, absl::StrFormat("nrt_get_hbm_mmap_va: %s HBM to map; tensors' bytes "
-                                           "are reachable with nrt_tensor_get_va",
-                                           kSimulated));
+  constexpr const char* kFunction = "nrt_get_hbm_mmap_va";
+  if (addr == nullptr || size == nullptr) {
+    return Fail(NRT_INVALID, absl::StrFormat("%s: null addr or size", kFunction));
+  }
+  RuntimeRef rt(kFunction);
+  if (!rt.ok()) return rt.status();
+  absl::StatusOr<neuron::runtime::HbmRegion> region =
+      neuron::runtime::MappedHbmRegion(*rt, device_id, hbm_idx);
+  if (!region.ok()) {
+    const NRT_STATUS code = neuron::runtime::NrtStatusOf(region.status());
+    // Past the last region is how callers learn the count: not worth an
+    // error line, only the last error.
+    if (code == NRT_INVALID_HANDLE) {
+      SetLastError(absl::StrCat(kFunction, ": ", region.status().message()));
+      return code;
+    }
+    return Fail(kFunction, region.status());
+  }
+  *addr = region->base;
+  *size = region->size;
+  return NRT_SUCCESS;
 }
 
 NRT_STATUS nrt_get_attached_efa_bdf(const void* va, char* efa_bdf, size_t* len) {
@@ -59,9 +82,18 @@ NRT_STATUS nrt_set_pool_eng_ucode(const nrt_ucode_info* ucode_info) {
 }
 
 NRT_STATUS nrt_memcpy_to_device(void* dest, const void* src, size_t size) {
-  return Fail(NRT_INVALID, absl::StrFormat("nrt_memcpy_to_device: %s memory-mapped device memory "
-                                           "(use nrt_tensor_write)",
-                                           kSimulated));
+  constexpr const char* kFunction = "nrt_memcpy_to_device";
+  if (dest == nullptr || (src == nullptr && size > 0)) {
+    return Fail(NRT_INVALID, absl::StrFormat("%s: null dest or src", kFunction));
+  }
+  RuntimeRef rt(kFunction);
+  if (!rt.ok()) return rt.status();
+  // Only into HBM mapped by nrt_get_hbm_mmap_va, as on the device.
+  absl::StatusOr<neuron::runtime::HbmRegion> region =
+      neuron::runtime::MappedHbmRange(*rt, dest, size);
+  if (!region.ok()) return Fail(kFunction, region.status());
+  if (size > 0) std::memcpy(dest, src, size);
+  return NRT_SUCCESS;
 }
 
 NRT_STATUS nrt_host_device_id_get(int neuron_dev, uint32_t* host_device_id) {

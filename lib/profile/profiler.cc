@@ -637,6 +637,14 @@ void Profiler::AddSystemEvents(const std::vector<SysEvent>& events) {
     args["core"] = e.core;
     system_->Span(pid, static_cast<int>(e.thread_id), e.name, e.type, e.begin_ns,
                   e.end_ns - e.begin_ns, args);
+    // NEURON_RT_ENABLE_MEMORY_METRICS: a counter track per core and category.
+    if (e.name == "memory_metric" && e.args.contains("category") &&
+        e.args["category"].is_string()) {
+      system_->Counter(pid,
+                       absl::StrCat("nc", e.core, " ", e.args["category"].get<std::string>(),
+                                    " in use"),
+                       e.begin_ns, {{"bytes", e.args.value("in_use", uint64_t{0})}});
+    }
   }
   system_dirty_ = true;
 }

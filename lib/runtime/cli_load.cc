@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/runtime/memory_metrics.h"
 #include "lib/runtime/runtime.h"
 #include "lib/runtime/status.h"
 #include "lib/support/cli.h"
@@ -29,6 +30,18 @@ json CostJson(const LoadCost& c) {
               {"scratchpad", c.scratchpad}, {"scratchpad_page", c.scratchpad_page},
               {"largest_variable", c.largest_variable},
               {"io_tensors", c.io_tensors}, {"peak", c.peak}};
+}
+
+// NEURON_RT_ENABLE_MEMORY_METRICS: the categories that saw an allocation.
+json MetricsJson(const MemoryMetricsSnapshot& metrics) {
+  json out = json::object();
+  for (device::MemoryCategory category : device::AllMemoryCategories()) {
+    const CategoryMetrics& m = metrics[static_cast<int>(category)];
+    if (m.allocs == 0) continue;
+    out[device::MemoryCategoryName(category)] =
+        json{{"in_use", m.in_use}, {"peak", m.peak}, {"allocs", m.allocs}, {"frees", m.frees}};
+  }
+  return out;
 }
 
 }  // namespace
@@ -103,8 +116,15 @@ int RunLoad(const LoadRequest& request) {
     entry["debug_info_entries"] =
         debug_entries.has_value() ? json(*debug_entries) : json(nullptr);
     entry["load_ms"] = TimingsJson(t);
+    // Unloaded before the next core; first, so the metrics show the frees.
+    model->reset();
+    if (runtime.config().enable_memory_metrics) {
+      const MemoryMetricsSnapshot metrics = (*runtime.GetCore(core))->memory_metrics();
+      absl::StrAppend(&text, absl::StrFormat("nc%d: device memory metrics: %s\n", core,
+                                             FormatMemoryMetrics(metrics)));
+      entry["memory_metrics"] = MetricsJson(metrics);
+    }
     doc["cores"].push_back(entry);
-    // Unloaded here: the model goes out of scope before the next core.
   }
   if (request.json) {
     std::printf("%s\n", doc.dump(2).c_str());

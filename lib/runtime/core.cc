@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "lib/log/log.h"
+#include "lib/runtime/observe.h"
 #include "lib/runtime/status.h"
 #include "lib/support/parse.h"
 
@@ -57,7 +58,8 @@ Core::Core(const device::LogicalCore& placement, std::unique_ptr<device::HbmAren
       tree_(tree),
       config_(config),
       scrub_word_(HbmScrubWord(config)),
-      max_queued_(std::max<uint64_t>(1, config.xu_max_queued_requests)) {
+      max_queued_(std::max<uint64_t>(1, config.xu_max_queued_requests)),
+      oom_throttle_(config.min_mem_error_interval_s) {
   if (tree_ != nullptr) {
     for (int pc : placement_.PhysicalCores()) {
       (void)tree_->ResetPresentCounters(placement_.device, pc);
@@ -65,7 +67,15 @@ Core::Core(const device::LogicalCore& placement, std::unique_ptr<device::HbmAren
   }
 }
 
-Core::~Core() { Flush(/*force=*/true); }
+Core::~Core() {
+  if (config_.enable_memory_metrics) {
+    const MemoryMetricsSnapshot metrics = metrics_.Snapshot();
+    if (std::any_of(metrics.begin(), metrics.end(), [](const auto& m) { return m.allocs > 0; })) {
+      NEURON_LOG(NRT, kInfo, "nc%d device memory metrics: %s", id(), FormatMemoryMetrics(metrics));
+    }
+  }
+  Flush(/*force=*/true);
+}
 
 absl::StatusOr<device::HbmBlock> Core::Allocate(uint64_t bytes, MemoryCategory category,
                                                 std::string_view what, bool host_access,
@@ -83,6 +93,7 @@ absl::StatusOr<device::HbmBlock> Core::Allocate(uint64_t bytes, MemoryCategory c
     std::lock_guard<std::mutex> lock(scrub_mu_);
     ScrubLocked(block->offset, block->size);
   }
+  CountMemory(category, block->size, /*alloc=*/true);
   {
     std::lock_guard<std::mutex> lock(counters_mu_);
     memory_dirty_ = true;
@@ -91,7 +102,7 @@ absl::StatusOr<device::HbmBlock> Core::Allocate(uint64_t bytes, MemoryCategory c
 }
 
 void Core::Free(const device::HbmBlock& block) {
-  (void)arena_->Free(block.offset);
+  if (arena_->Free(block.offset).ok()) CountMemory(block.category, block.size, /*alloc=*/false);
   std::lock_guard<std::mutex> lock(counters_mu_);
   memory_dirty_ = true;
 }
@@ -150,10 +161,27 @@ uint64_t Core::scrubbed_bytes() const {
   return scrubbed_bytes_;
 }
 
+// NEURON_RT_ENABLE_MEMORY_METRICS: one metric per allocation and free.
+void Core::CountMemory(MemoryCategory category, uint64_t bytes, bool alloc) {
+  if (!config_.enable_memory_metrics) return;
+  const CategoryMetrics m = metrics_.Record(category, bytes, alloc);
+  ObserveMemoryMetric(id(), category, bytes, alloc, m);
+}
+
 void Core::LogOom(const device::OomReport& report, std::string_view what) {
-  NEURON_LOG(NRT, kError, "Failed to allocate %s (%s) for %s on nc%d: out of device memory",
+  // A program retrying a failing allocation must not flood the logs: one
+  // report per NEURON_RT_MIN_MEM_ERROR_INTERVAL, the held-back ones counted.
+  uint64_t suppressed = 0;
+  if (!oom_throttle_.Admit(ReportThrottle::Clock::now(), &suppressed)) return;
+  const std::string held_back =
+      suppressed == 0 ? ""
+                      : absl::StrFormat(" (%d earlier report%s suppressed by "
+                                        "NEURON_RT_MIN_MEM_ERROR_INTERVAL=%d)",
+                                        suppressed, suppressed == 1 ? "" : "s",
+                                        oom_throttle_.interval_s());
+  NEURON_LOG(NRT, kError, "Failed to allocate %s (%s) for %s on nc%d: out of device memory%s",
              FormatBytes(report.requested), device::MemoryCategoryName(report.category),
-             std::string(what), id());
+             std::string(what), id(), held_back);
   if (!config_.enable_device_memory_oom_log) return;
   NEURON_LOG(NRT, kError, "Device memory report: %s", report.Summary());
   if (config_.dbg_verbose_dev_mem) {

@@ -1,5 +1,7 @@
 // One logical NeuronCore held by this process: its HBM arena, the lazy HBM
-// scrub of NEURON_RT_HBM_INIT_VAL, the OOM report, the admission bound of
+// scrub of NEURON_RT_HBM_INIT_VAL, the OOM report (at most one per
+// NEURON_RT_MIN_MEM_ERROR_INTERVAL), the memory metrics of
+// NEURON_RT_ENABLE_MEMORY_METRICS, the admission bound of
 // NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS, and the device-tree counters.
 //
 // Counters are kept in memory and written to the tree at most every
@@ -24,6 +26,8 @@
 #include "lib/device/device_tree.h"
 #include "lib/device/hbm_arena.h"
 #include "lib/device/logical_cores.h"
+#include "lib/runtime/memory_metrics.h"
+#include "lib/runtime/report_throttle.h"
 #include "neuron/nrt_status.h"
 
 namespace neuron::runtime {
@@ -51,11 +55,19 @@ class Core {
   // never-used parts are scrubbed first; blocks only accounted for (e.g.
   // constants read in place from a mapped NEFF) are never touched. Out of
   // memory is NRT_RESOURCE, logged with the per-category report
-  // (NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG, NEURON_RT_DBG_VERBOSE_DEV_MEM).
+  // (NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG, NEURON_RT_DBG_VERBOSE_DEV_MEM),
+  // at most once per NEURON_RT_MIN_MEM_ERROR_INTERVAL.
   absl::StatusOr<device::HbmBlock> Allocate(uint64_t bytes, device::MemoryCategory category,
                                             std::string_view what, bool host_access,
                                             uint64_t alignment = device::kHbmGranule);
   void Free(const device::HbmBlock& block);
+
+  // Per-category allocations, frees and bytes in use; all zero with
+  // NEURON_RT_ENABLE_MEMORY_METRICS off.
+  MemoryMetricsSnapshot memory_metrics() const { return metrics_.Snapshot(); }
+  // OOM reports held back by NEURON_RT_MIN_MEM_ERROR_INTERVAL since the
+  // last one printed.
+  uint64_t suppressed_oom_reports() const { return oom_throttle_.suppressed(); }
 
   // Bytes of the arena scrubbed so far (for tests: scrubbing is lazy).
   uint64_t scrubbed_bytes() const;
@@ -79,6 +91,7 @@ class Core {
  private:
   void ScrubLocked(uint64_t offset, uint64_t size);
   void LogOom(const device::OomReport& report, std::string_view what);
+  void CountMemory(device::MemoryCategory category, uint64_t bytes, bool alloc);
 
   const device::LogicalCore placement_;
   std::unique_ptr<device::HbmArena> arena_;
@@ -86,6 +99,8 @@ class Core {
   const config::RuntimeConfig& config_;
   const std::optional<uint32_t> scrub_word_;
   const uint64_t max_queued_;
+  MemoryMetrics metrics_;
+  ReportThrottle oom_throttle_;
 
   mutable std::mutex scrub_mu_;
   std::map<uint64_t, uint64_t> scrubbed_;  // offset -> end, disjoint

@@ -445,4 +445,21 @@ void ObserveDeviceMemory(const TensorBuffer& tensor, bool alloc) {
   profile::Profiler::RecordMemoryAll(m);
 }
 
+void ObserveMemoryMetric(int core, device::MemoryCategory category, uint64_t bytes, bool alloc,
+                         const CategoryMetrics& after) {
+  if (!profile::SysTraceWanted("memory")) return;
+  profile::SysEvent e;
+  e.type = "memory";
+  e.name = "memory_metric";
+  e.core = core;
+  e.begin_ns = e.end_ns = profile::NowNs();
+  e.args = {{"category", device::MemoryCategoryName(category)},
+            {"op", alloc ? "alloc" : "free"},
+            {"bytes", bytes},
+            {"in_use", after.in_use},
+            {"allocs", after.allocs},
+            {"frees", after.frees}};
+  profile::RecordSysEvent(std::move(e));
+}
+
 }  // namespace neuron::runtime

@@ -19,7 +19,9 @@
 #include <utility>
 #include <vector>
 
+#include "lib/device/memory_category.h"
 #include "lib/kernels/executable.h"
+#include "lib/runtime/memory_metrics.h"
 #include "neuron/nrt_status.h"
 
 namespace neuron::profile {
@@ -113,6 +115,12 @@ const void* ProfileKey(const Model& model);
 // A device tensor's memory was allocated or is about to be freed (system
 // trace "memory", nrt_trace_start(trace_mem)). Host memory is ignored.
 void ObserveDeviceMemory(const TensorBuffer& tensor, bool alloc);
+
+// A metric of NEURON_RT_ENABLE_MEMORY_METRICS: an allocation or free of
+// `bytes` of `category` on `core`, and the category's counters after it
+// (system trace "memory" event "memory_metric").
+void ObserveMemoryMetric(int core, device::MemoryCategory category, uint64_t bytes, bool alloc,
+                         const CategoryMetrics& after);
 
 }  // namespace neuron::runtime
 
