@@ -134,6 +134,9 @@ void Capture::StepBegin(const std::string& instruction) {
     if (it != costs_->end()) cost = &it->second;
   }
   const Buffer buffer = BufferOf(cost ? cost->event : "compute");
+  if (buffer == Buffer::kCcCoreInstruction && want_cc_pending_ && Admit(Buffer::kCcCoreEvent)) {
+    cc_issued_.emplace_back(&instruction, NowNs());
+  }
   const bool wanted = buffer == Buffer::kDma ? want_dma_
                       : buffer == Buffer::kCcCoreInstruction ? want_cc_ : want_compute_;
   if (!wanted || !Admit(buffer)) {
@@ -333,6 +336,7 @@ std::unique_ptr<Capture> Profiler::Begin(const ExecutionInfo& info) {
   c->want_compute_ = TypeSelected("compute");
   c->want_dma_ = TypeSelected("dma");
   c->want_cc_ = TypeSelected("cc_running");
+  c->want_cc_pending_ = TypeSelected("cc_pending");
   c->thread_id_ = static_cast<uint64_t>(syscall(SYS_gettid));
   if (config_.inspect_cpu_util || config_.inspect_host_memory) c->host_begin_ = SampleHost();
   c->api_begin_ = entered;
@@ -378,7 +382,12 @@ uint64_t Profiler::AddDevice(Trace& trace, Capture& c, bool name_tracks) {
       copy("d2h", "device_to_host", name, bytes, run_end);
   }
   const bool dge = config_.enable_dge_notifications && TypeSelected("dge");
-  const bool cc_pending = TypeSelected("cc_pending");
+  // The core's collectives events: each operation's issue, before it waits
+  // for its peers (kept in NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB).
+  for (const auto& [name, at] : c.cc_issued_) {
+    trace.Instant(pid, DeviceTid(core, kTrackCc), absl::StrCat("issued ", *name), "cc_pending", at,
+                  {{"hlo", *name}});
+  }
   uint64_t cache_hits = 0;
   for (const Capture::Span& s : c.spans_) {
     if (s.cost != nullptr && c.metadata_cached_) ++cache_hits;
@@ -393,12 +402,6 @@ uint64_t Profiler::AddDevice(Trace& trace, Capture& c, bool name_tracks) {
                      {"packets", DmaPackets(bytes, packet)},
                      {"hlo", *s.name},
                      {"opcode", s.cost->opcode}});
-    }
-    // The core's collectives event: the operation was issued and waits for
-    // its peers (kept in NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB).
-    if (cc_pending && s.buffer == Buffer::kCcCoreInstruction && c.Admit(Buffer::kCcCoreEvent)) {
-      trace.Instant(pid, DeviceTid(core, kTrackCc), absl::StrCat("issued ", *s.name), "cc_pending",
-                    s.begin_ns, {{"hlo", *s.name}, {"opcode", s.cost ? s.cost->opcode : ""}});
     }
     if (s.cost != nullptr) {
       trace.SpanWithArgsText(pid, DeviceTid(core, TrackOf(s.buffer)), *s.name, s.cost->event,

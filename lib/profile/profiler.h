@@ -209,7 +209,10 @@ class Capture : public kernels::StepObserver {
   int64_t metadata_build_ns_ = 0;   // building it, inside this execution
   uint64_t capacity_[7] = {};
   uint64_t used_[7] = {}, dropped_[7] = {};
-  bool want_compute_ = true, want_dma_ = true, want_cc_ = true;
+  bool want_compute_ = true, want_dma_ = true, want_cc_ = true, want_cc_pending_ = true;
+  // Collectives issued (cc_pending events: name, time), kept in the
+  // CC_CORE_EVENT buffer whether or not their span is.
+  std::vector<std::pair<const std::string*, int64_t>> cc_issued_;
   int64_t api_begin_ = 0, api_end_ = 0, run_begin_ = 0, run_end_ = 0;
   uint64_t thread_id_ = 0;
   std::vector<Span> spans_;

@@ -3,7 +3,8 @@
 //  - NEURON_RT_DBG_DMA_PACKETIZATION_SIZE: the packets of host<->device copies;
 //  - NEURON_RT_ENABLE_DGE_NOTIFICATIONS: DGE notifications of dynamic DMA;
 //  - NEURON_RT_INSPECT_PRECACHE_ENABLE: metadata cached by the warmups;
-//  - NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB: the collectives events kept.
+//  - NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB: the collectives events kept;
+//  - every NEURON_RT_PROFILE_BUF_*_MB: the kind of event each holds.
 #include <dirent.h>
 
 #include <cstring>
@@ -293,6 +294,61 @@ TEST_F(SeedEffectsTest, CcCoreEventBufferHoldsTheIssueOfEachCollective) {
     if (c.mib && *c.mib == "0") {
       EXPECT_NE(doc.dump().find("NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB"), std::string::npos)
           << "the truncation names the buffer's variable: " << doc.dump(1);
+    }
+  }
+}
+
+// Compute and data movement (with kCollectiveHlo, every device buffer gets
+// events).
+constexpr const char* kComputeAndDmaHlo = R"(HloModule every
+ENTRY main {
+  a = f32[16,16] parameter(0)
+  t = f32[16,16] transpose(a), dimensions={1,0}
+  m = f32[16,16] multiply(a, a)
+  ROOT out = (f32[16,16], f32[16,16]) tuple(t, m)
+}
+)";
+
+// Each NEURON_RT_PROFILE_BUF_*_MB at 0 drops its kind of event, and the
+// trace names the variable; THROTTLE has nothing to hold here.
+TEST_F(SeedEffectsTest, EachProfileBufferHoldsItsKindOfEvent) {
+  struct Case {
+    const char* variable;  // nullptr: none at 0
+    const char* category;  // the events it holds ("" : none here)
+  };
+  const Case cases[] = {
+      {nullptr, ""},
+      {"NEURON_RT_PROFILE_BUF_INSTRUCTION_MB", "compute"},
+      {"NEURON_RT_PROFILE_BUF_DMA_MB", "dma"},
+      {"NEURON_RT_PROFILE_BUF_CC_CORE_INSTRUCTION_MB", "cc_running"},
+      {"NEURON_RT_PROFILE_BUF_CC_CORE_EVENT_MB", "cc_pending"},
+      {"NEURON_RT_PROFILE_BUF_EVENT_MB", "nc_exec"},
+      {"NEURON_RT_PROFILE_BUF_H2D_DMA_MB", "h2d_dma"},
+      {"NEURON_RT_PROFILE_BUF_THROTTLE_MB", ""},
+  };
+  const char* kCategories[] = {"compute", "dma", "cc_running", "cc_pending", "nc_exec", "h2d_dma"};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.variable ? c.variable : "none at 0");
+    Env env = {{"NEURON_RT_INSPECT_DEVICE_PROFILE", "model"}};
+    if (c.variable) env[c.variable] = "0";
+    const std::string name = std::string("buf_") + (c.variable ? c.variable : "none");
+    const json docs[] = {Profile(name + "_a", env, kComputeAndDmaHlo, 1),
+                         Profile(name + "_b", env, kCollectiveHlo, 1)};
+    for (const char* cat : kCategories) {
+      const bool dropped = std::string(cat) == c.category;
+      EXPECT_EQ(ByName(docs[0], cat).empty() && ByName(docs[1], cat).empty(), dropped)
+          << cat << ": " << docs[0].dump(1) << docs[1].dump(1);
+    }
+    json truncated = json::object();
+    for (const json& doc : docs) {
+      if (doc.contains("otherData") && doc["otherData"].contains("truncated")) {
+        truncated.update(doc["otherData"]["truncated"]);
+      }
+    }
+    if (c.variable != nullptr && *c.category != '\0') {
+      EXPECT_TRUE(truncated.contains(c.variable)) << truncated.dump(1);
+    } else {
+      EXPECT_TRUE(truncated.empty()) << truncated.dump(1);
     }
   }
 }

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Every field of the resolved configuration (struct RuntimeConfig in
-# lib/config/config.h) must be read somewhere outside lib/config, so no
-# variable stops at parsing. A field counts as read when lib/ or tools/
-# (outside lib/config) names it as `.field` or `->field`, or calls an inline
-# method of RuntimeConfig that uses it. A field that is deliberately read
-# by nothing else says so on its line: `// not read directly: <why>`.
+# No variable of the reference may stop at parsing:
+# 1. every field of the resolved configuration (struct RuntimeConfig in
+#    lib/config/config.h) is read somewhere outside lib/config: lib/ or
+#    tools/ names it as `.field` or `->field`, or calls an inline method of
+#    RuntimeConfig that uses it. A field deliberately read by nothing else
+#    says so on its line: `// not read directly: <why>`;
+# 2. every variable of the table (lib/config/variable_table.cc) is set by a
+#    test outside tests/config, which tests its effect rather than its
+#    parsing (a per-submodule family counts once for all its members).
 # Last line: "check: N passed, N failed".
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -74,6 +77,29 @@ for name, exempt in fields:
     else:
         print(f"FAIL {name}: resolved in lib/config but read by nothing outside it; give the "
               f"variable its effect, or mark the field '// not read directly: <why>'")
+        failed += 1
+# 2. Each variable's effect has a test outside tests/config.
+table = open(os.path.join(root, "lib/config/variable_table.cc")).read()
+variables = re.findall(r'^\s+\{"(NEURON_[A-Z0-9_]+)"', table, re.M)
+if len(variables) < 80:
+    print(f"FAIL only {len(variables)} variables parsed from variable_table.cc")
+    failed += 1
+texts = []
+for base, _, files in os.walk(os.path.join(root, "tests")):
+    if os.path.relpath(base, root).startswith("tests/config"):
+        continue
+    for f in files:
+        if f.endswith((".cc", ".h", ".c", ".sh")):
+            texts.append(open(os.path.join(base, f), errors="replace").read())
+corpus = "\n".join(texts)
+families = ("NEURON_RT_LOG_LEVEL_", "NEURON_RT_LOG_LOCATION_")
+for v in variables:
+    fam = next((f for f in families if v.startswith(f)), None)
+    # A family's test builds the names ("NEURON_RT_LOG_LEVEL_" + name).
+    if v in corpus or (fam and '"' + fam + '"' in corpus):
+        passed += 1
+    else:
+        print(f"FAIL {v}: no test outside tests/config sets it; test its effect")
         failed += 1
 print(f"check: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
