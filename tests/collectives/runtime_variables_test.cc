@@ -28,6 +28,7 @@
 #include "lib/collectives/launch.h"
 #include "lib/config/config.h"
 #include "tests/collectives/rank_harness.h"
+#include "tests/support/runtime_env.h"
 #include "tests/support/tool_runner.h"
 
 namespace neuron::collectives {
@@ -43,14 +44,7 @@ config::RuntimeConfig Resolve(const Env& env) {
   facts.host_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   auto it = env.find("NEURON_SIM_INSTANCE_TYPE");
   facts.arch = it != env.end() && it->second.rfind("trn2", 0) == 0 ? "trn2" : "trn1";
-  const config::Resolution r = config::Resolve(
-      [&](std::string_view name) -> std::optional<std::string> {
-        auto v = env.find(std::string(name));
-        if (v == env.end()) return std::nullopt;
-        return v->second;
-      },
-      facts);
-  return r.config;
+  return config::Resolve(neuron::testing::MapEnv(env), facts).config;
 }
 
 // Two hosts of one rank each; every rank all-reduces 4 MiB from buffers

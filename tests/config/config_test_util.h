@@ -8,17 +8,12 @@
 #include <vector>
 
 #include "lib/config/config.h"
+#include "tests/support/runtime_env.h"
 
 namespace neuron::config::testing {
 
 // An environment holding exactly these variables.
-inline EnvLookup MapEnv(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
-    auto it = vars.find(std::string(name));
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using ::neuron::testing::MapEnv;
 
 // trn1.2xlarge: 1 device of 2 NeuronCore-v2, 8 vCPUs.
 inline PlatformFacts Trn1Small() {

@@ -21,6 +21,7 @@
 #include "lib/runtime/runtime.h"
 #include "nlohmann/json.hpp"
 #include "tests/device/fast_temp_dir.h"
+#include "tests/support/runtime_env.h"
 #include "tests/runtime/test_neff.h"
 
 namespace neuron::runtime {
@@ -52,13 +53,6 @@ class SeedEffectsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = testing::FastTempDir();
-    log::SetConsoleSink([this](std::string_view line) { logs_ += line; });
-    log::SetSyslogSink([](int, std::string_view) {});
-  }
-  void TearDown() override {
-    log::SetConsoleSink(nullptr);
-    log::SetSyslogSink(nullptr);
-    log::ConfigureDefaults();
   }
 
   // Runs `hlo` `times` on nc0 under the profile environment plus `extra`,
@@ -75,10 +69,7 @@ class SeedEffectsTest : public ::testing::Test {
                {"NEURON_RT_INSPECT_OUTPUT_DIR", out}};
     for (const auto& [k, v] : extra) env[k] = v;
     InitOptions o;
-    o.env = [env](std::string_view name) -> std::optional<std::string> {
-      auto it = env.find(std::string(name));
-      return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
-    };
+    o.env = testing::MapEnv(env);
     {
       absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Init(o);
       EXPECT_TRUE(rt.ok()) << rt.status();
@@ -134,7 +125,9 @@ class SeedEffectsTest : public ::testing::Test {
     return events;
   }
 
-  std::string root_, logs_;
+  std::string root_;
+  testing::LogCapture log_;
+  std::string& logs_ = log_.console;
 };
 
 TEST_F(SeedEffectsTest, DmaPacketizationSizeSetsThePacketsOfEachCopy) {

@@ -13,6 +13,7 @@
 #include "lib/log/log.h"
 #include "lib/runtime/runtime.h"
 #include "tests/device/fast_temp_dir.h"
+#include "tests/support/runtime_env.h"
 #include "tests/runtime/test_neff.h"
 
 namespace neuron::runtime {
@@ -23,24 +24,13 @@ class SeedEffectsDebugTest : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = testing::FastTempDir();
-    log::SetConsoleSink([this](std::string_view line) { logs_ += line; });
-    log::SetSyslogSink([](int, std::string_view) {});
-  }
-  void TearDown() override {
-    log::SetConsoleSink(nullptr);
-    log::SetSyslogSink(nullptr);
-    log::ConfigureDefaults();
   }
 
   std::unique_ptr<Runtime> Init(std::map<std::string, std::string> env) {
     env["NEURON_SIM_ROOT"] = root_;
     env["NEURON_RT_LOG_LEVEL"] = "WARN";
     InitOptions o;
-    o.env = [env](std::string_view name) -> std::optional<std::string> {
-      auto it = env.find(std::string(name));
-      if (it == env.end()) return std::nullopt;
-      return it->second;
-    };
+    o.env = testing::MapEnv(env);
     absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Init(o);
     EXPECT_TRUE(rt.ok()) << rt.status();
     return rt.ok() ? std::move(*rt) : nullptr;
@@ -66,7 +56,8 @@ class SeedEffectsDebugTest : public ::testing::Test {
   }
 
   std::string root_;
-  std::string logs_;
+  testing::LogCapture log_;
+  std::string& logs_ = log_.console;
 };
 
 TEST_F(SeedEffectsDebugTest, DisableDebugInfoDropsTheInstructionName) {

@@ -18,6 +18,7 @@
 #include "lib/runtime/report_throttle.h"
 #include "lib/runtime/runtime.h"
 #include "tests/device/fast_temp_dir.h"
+#include "tests/support/runtime_env.h"
 
 namespace neuron::runtime {
 namespace {
@@ -30,13 +31,6 @@ class SeedEffectsMemory : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = testing::FastTempDir();
-    log::SetConsoleSink([this](std::string_view line) { logs_ += line; });
-    log::SetSyslogSink([](int, std::string_view) {});
-  }
-  void TearDown() override {
-    log::SetConsoleSink(nullptr);
-    log::SetSyslogSink(nullptr);
-    log::ConfigureDefaults();
   }
 
   std::unique_ptr<Runtime> Init(const std::string& variable, std::optional<std::string> value) {
@@ -47,11 +41,7 @@ class SeedEffectsMemory : public ::testing::Test {
     };
     if (value.has_value()) env[variable] = *value;
     InitOptions o;
-    o.env = [env](std::string_view name) -> std::optional<std::string> {
-      auto it = env.find(std::string(name));
-      if (it == env.end()) return std::nullopt;
-      return it->second;
-    };
+    o.env = testing::MapEnv(env);
     absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Init(std::move(o));
     EXPECT_TRUE(rt.ok()) << rt.status();
     return rt.ok() ? std::move(*rt) : nullptr;
@@ -65,7 +55,8 @@ class SeedEffectsMemory : public ::testing::Test {
   }
 
   std::string root_;
-  std::string logs_;
+  testing::LogCapture log_;
+  std::string& logs_ = log_.console;
 };
 
 TEST_F(SeedEffectsMemory, EnableMemoryMetrics) {

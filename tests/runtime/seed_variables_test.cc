@@ -13,6 +13,7 @@
 #include "lib/log/log.h"
 #include "lib/runtime/runtime.h"
 #include "tests/device/fast_temp_dir.h"
+#include "tests/support/runtime_env.h"
 
 namespace neuron::runtime {
 namespace {
@@ -23,13 +24,6 @@ class SeedVariablesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = testing::FastTempDir();
-    log::SetConsoleSink([this](std::string_view line) { console_ += line; });
-    log::SetSyslogSink([this](int, std::string_view line) { syslog_ += line; });
-  }
-  void TearDown() override {
-    log::SetConsoleSink(nullptr);
-    log::SetSyslogSink(nullptr);
-    log::ConfigureDefaults();
   }
 
   // Starts a runtime on a fresh trn1.2xlarge tree (2 physical cores) with
@@ -40,17 +34,16 @@ class SeedVariablesTest : public ::testing::Test {
     Env env = {{"NEURON_SIM_ROOT", root_ + "/sim"}};
     for (const auto& [k, v] : extra) env[k] = v;
     InitOptions o;
-    o.env = [env](std::string_view name) -> std::optional<std::string> {
-      auto it = env.find(std::string(name));
-      if (it == env.end()) return std::nullopt;
-      return it->second;
-    };
+    o.env = testing::MapEnv(env);
     absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Init(o);
     if (!rt.ok()) return rt.status();
     return (*rt)->cores();
   }
 
-  std::string root_, console_, syslog_;
+  std::string root_;
+  testing::LogCapture log_;
+  std::string& console_ = log_.console;
+  std::string& syslog_ = log_.syslog;
 };
 
 TEST_F(SeedVariablesTest, EverySubmoduleHasItsOwnLevelAndLocation) {
