@@ -5,7 +5,7 @@
 //
 // Modules larger than kMaxModuleBytes are skipped to keep the suite fast
 // (the oracle is pure Python); the oracle gets kOracleTimeoutS seconds per
-// module and runs two modules at a time.
+// module and runs in two processes, each evaluating every other module.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -186,30 +186,42 @@ TEST(OracleTest, CorpusMatchesReferenceEvaluator) {
     cands.push_back(c);
   }
 
-  // The oracle, two modules at a time.
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    while (true) {
-      size_t i = next++;
-      if (i >= cands.size()) return;
-      Candidate& c = cands[i];
-      std::string log = c.dir + ".log";
-      if (cache && std::filesystem::exists(log)) {
-        c.oracle_msg = ReadText(log);
-        c.oracle_rc = std::filesystem::exists(c.dir + "/out0.npy") ? 0
-                      : c.oracle_msg.find("UNSUPPORTED") != std::string::npos ? 3 : 1;
-        continue;
-      }
-      std::string cmd = absl::StrCat("timeout ", kOracleTimeoutS, " /usr/bin/python3 '", oracle, "' '", c.path,
-                                     "' --random-inputs --seed 1 --out-dir '", c.dir, "' >'", log, "' 2>&1");
-      int rc = std::system(cmd.c_str());
-      c.oracle_rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-      c.oracle_msg = ReadText(log);
-    }
+  // The oracle, in two Python processes (one per core) that each import it
+  // once and take every other module (tests/kernels/oracle_batch.py).
+  auto result_of = [](Candidate& c, const std::string& log, int rc) {
+    c.oracle_msg = ReadText(log);
+    c.oracle_rc = rc;
   };
-  std::thread t1(worker), t2(worker);
+  std::vector<std::string> jobs(2);
+  std::vector<Candidate*> pending;
+  for (Candidate& c : cands) {
+    const std::string log = c.dir + ".log";
+    if (cache && std::filesystem::exists(log + ".rc")) {
+      result_of(c, log, std::atoi(ReadText(log + ".rc").c_str()));
+      continue;
+    }
+    jobs[pending.size() % 2] += absl::StrCat(c.path, "\t", c.dir, "\t", log, "\n");
+    pending.push_back(&c);
+  }
+  const std::string batch =
+      (std::filesystem::path(neuron::testing::ToolDir()).parent_path() / "tests/kernels/oracle_batch.py")
+          .string();
+  auto worker = [&](int w) {
+    const std::string list = absl::StrCat(tmp, "/oracle-jobs-", w);
+    std::ofstream(list) << jobs[w];
+    const std::string cmd = absl::StrCat("/usr/bin/python3 '", batch, "' '", oracle, "' ",
+                                         kOracleTimeoutS, " <'", list, "' >'", list, ".log' 2>&1");
+    if (std::system(cmd.c_str()) != 0) std::cerr << ReadText(list + ".log");
+  };
+  std::thread t1(worker, 0), t2(worker, 1);
   t1.join();
   t2.join();
+  for (Candidate* c : pending) {
+    const std::string log = c->dir + ".log";
+    // No status: the batch died before this module (its log says why).
+    const std::string rc = ReadText(log + ".rc");
+    result_of(*c, log, rc.empty() ? 128 : std::atoi(rc.c_str()));
+  }
 
   int matched = 0, mismatched = 0, oracle_unsupported = 0, oracle_failed = 0, ours_unsupported = 0;
   std::vector<std::string> report;
