@@ -1,6 +1,9 @@
 #include "lib/compiler/diagnostics.h"
 
+#include <cstdlib>
+
 #include "absl/strings/cord.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/compiler/error_codes.h"
@@ -33,7 +36,17 @@ std::string DescribeLocation(const hlo::Instruction& inst) {
 absl::Status CompileError(const char* code, std::string_view what, const hlo::Instruction* inst) {
   std::string message = absl::StrFormat("%s: %s", code, what);
   if (inst) absl::StrAppend(&message, " at ", DescribeLocation(*inst));
-  if (const ErrorCode* e = FindErrorCode(code)) absl::StrAppend(&message, ": ", e->fix);
+  if (const ErrorCode* e = FindErrorCode(code)) {
+    std::string fix(e->fix);
+    // The hint to check NEURON_CC_FLAGS only helps when it is set.
+    constexpr char kFlagsHint[] = "; check NEURON_CC_FLAGS too.";
+    const char* flags = std::getenv("NEURON_CC_FLAGS");
+    if ((flags == nullptr || *flags == '\0') && absl::EndsWith(fix, kFlagsHint)) {
+      fix.resize(fix.size() - (sizeof(kFlagsHint) - 1));
+      fix += ".";
+    }
+    absl::StrAppend(&message, ": ", fix);
+  }
   absl::Status status = absl::InvalidArgumentError(message);
   status.SetPayload(kCodePayload, absl::Cord(code));
   return status;

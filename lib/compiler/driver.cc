@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -73,8 +75,10 @@ absl::Status WriteOutput(const std::string& path, std::string_view bytes) {
   std::error_code ec;
   fs::rename(tmp, path, ec);
   if (ec) {
+    // The reason first: removing the temporary file resets ec.
+    const std::string why = fs::is_directory(path) ? "it is a directory" : ec.message();
     fs::remove(tmp, ec);
-    return CompileError(kErrOutputUnwritable, absl::StrFormat("cannot write '%s': %s", path, ec.message()));
+    return CompileError(kErrOutputUnwritable, absl::StrFormat("cannot write '%s': %s", path, why));
   }
   return absl::OkStatus();
 }
@@ -114,6 +118,20 @@ int Compile(const CompileOptions& o) {
     PrintError(kTool, message);
     return kExitFailure;
   };
+
+  // A log file that cannot be written is refused before any work, so its
+  // loss is never silent.
+  if (!o.logfile.empty()) {
+    std::ofstream probe(o.logfile, std::ios::binary | std::ios::app);
+    if (!probe) {
+      const std::string why = fs::is_directory(o.logfile) ? "it is a directory" : std::strerror(errno);
+      PrintError(kTool, std::string(CompileError(kErrOutputUnwritable,
+                                                 absl::StrFormat("cannot write the log file '%s': %s",
+                                                                 o.logfile, why))
+                                        .message()));
+      return kExitFailure;
+    }
+  }
 
   absl::StatusOr<std::string> input = ReadInput(o.input);
   if (!input.ok()) return fail(input.status(), "", std::nullopt, "");
@@ -169,6 +187,11 @@ int Compile(const CompileOptions& o) {
 }  // namespace
 
 int RunNeuronCompile(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    // No command is a usage error: the help goes to stderr, exit 2.
+    std::cerr << GeneralHelp();
+    return kExitUsage;
+  }
   absl::StatusOr<ParsedCommand> parsed =
       ParseCommandLine(args, Env("NEURON_CC_FLAGS"), Env("NEURON_COMPILE_CACHE_URL"));
   if (!parsed.ok()) {

@@ -70,6 +70,18 @@ TEST(ToolTest, HelpVersionAndListOperators) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(Lines(bad.err), 1);
   EXPECT_NE(bad.err.find("--bogus"), std::string::npos);
+  // The hint to check NEURON_CC_FLAGS only where it is set.
+  EXPECT_EQ(bad.err.find("NEURON_CC_FLAGS"), std::string::npos) << bad.err;
+  ToolOptions flags;
+  flags.env["NEURON_CC_FLAGS"] = "--bogus";
+  ToolResult bad_flags = RunTool("neuron-compile", {"compile", "x.hlo"}, flags);
+  EXPECT_EQ(bad_flags.exit_code, 2);
+  EXPECT_NE(bad_flags.err.find("check NEURON_CC_FLAGS too"), std::string::npos) << bad_flags.err;
+  // No command at all is a usage error too: help on stderr, exit 2.
+  ToolResult none = RunTool("neuron-compile", {});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_TRUE(none.out.empty()) << none.out;
+  EXPECT_NE(none.err.find("usage: neuron-compile"), std::string::npos) << none.err;
 }
 
 TEST(ToolTest, CompilesWritesNeffAndLog) {
@@ -169,6 +181,20 @@ TEST(ToolTest, BadInputsGiveOneLineAndExitOne) {
   ToolResult unwritable = Compile(dir, {"-", "--output", "/nonexistent/dir/x.neff"}, in);
   EXPECT_EQ(unwritable.exit_code, 1);
   EXPECT_NE(unwritable.err.find("NCC-E0301"), std::string::npos);
+  // An output that is a directory: the message says so (not "Success").
+  fs::create_directory(dir + "/dd");
+  ToolResult into_dir = Compile(dir, {"-", "--output", "dd"}, in);
+  EXPECT_EQ(into_dir.exit_code, 1);
+  EXPECT_NE(into_dir.err.find("cannot write 'dd': it is a directory"), std::string::npos)
+      << into_dir.err;
+  EXPECT_TRUE(fs::is_directory(dir + "/dd"));
+  EXPECT_TRUE(fs::is_empty(dir + "/dd")) << "no temporary file is left behind";
+  // A log file in a folder that does not exist: refused, not dropped.
+  ToolResult bad_log = Compile(dir, {"-", "--output", "l.neff", "--logfile", "no/such/dir/log.txt"}, in);
+  EXPECT_EQ(bad_log.exit_code, 1);
+  EXPECT_NE(bad_log.err.find("cannot write the log file 'no/such/dir/log.txt'"), std::string::npos)
+      << bad_log.err;
+  EXPECT_FALSE(fs::exists(dir + "/l.neff"));
 }
 
 TEST(ToolTest, CacheHitFailureRetryAndConcurrency) {
