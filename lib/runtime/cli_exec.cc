@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -99,7 +100,14 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
     }
     BoundInput in;
     absl::StatusOr<hlo::Literal> value;
-    if (LooksLikeInlineTensor(arg.value)) {
+    // Text with '=' that names no file is a tensor written inline, even a
+    // malformed one: its parser says what is wrong with it.
+    std::error_code exists_error;
+    const bool inline_text =
+        LooksLikeInlineTensor(arg.value) ||
+        (arg.value.find('=') != std::string::npos &&
+         !std::filesystem::exists(arg.value, exists_error));
+    if (inline_text) {
       value = ParseInlineTensor(arg.value);
       in.source = "inline";
     } else {

@@ -96,6 +96,15 @@ TEST_F(ExecToolTest, InputErrorsAreOneLine) {
   ToolResult bad = Exec({neff, "-i", "x=" + dir_ + "/bad.npy", "--random-inputs"});
   EXPECT_EQ(bad.exit_code, 1);
   ExpectOneErrorLine(bad, "neuron-exec", "bad.npy");
+  // A malformed inline value is named as one, not as a file to open.
+  ToolResult dtype = Exec({neff, "-i", "x=2x3xfloat32=1", "--random-inputs"});
+  EXPECT_EQ(dtype.exit_code, 1);
+  ExpectOneErrorLine(dtype, "neuron-exec", "unknown element type 'float32'");
+  EXPECT_EQ(dtype.err.find("cannot open"), std::string::npos) << dtype.err;
+  // A file whose name holds '=' is still read as a file.
+  const std::string odd = WriteNpy("a=b.npy", "2x3xf32=1");
+  ToolResult odd_file = Exec({neff, "-i", "x=" + odd, "--random-inputs"});
+  EXPECT_EQ(odd_file.exit_code, 0) << odd_file.err;
 }
 
 TEST_F(ExecToolTest, RandomInputsAreReproducibleWithTheSeed) {
