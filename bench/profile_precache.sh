@@ -23,7 +23,7 @@ overhead() {
     NEURON_RT_INSPECT_ENABLE=1 NEURON_RT_INSPECT_DEVICE_PROFILE=model \
       NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP=$warmup NEURON_RT_INSPECT_PRECACHE_ENABLE="$1" \
       NEURON_RT_INSPECT_OUTPUT_DIR="$dir" \
-      "$OUT/neuron-exec" "$SCRATCH/mlp.neff" --random-inputs -n $((warmup + 5)) --json >/dev/null
+      "$OUT/neuron-exec" "$SCRATCH/mlp.neff" --random-inputs -w 0 -n $((warmup + 5)) --json >/dev/null
     /usr/bin/python3 - "$dir" "$warmup" <<'PY'
 import glob, json, statistics, sys
 d, w = sys.argv[1], int(sys.argv[2])

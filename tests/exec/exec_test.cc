@@ -228,7 +228,12 @@ TEST_F(ExecToolTest, BenchmarkOnSeveralCoresReportsEachCore) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("nc0: latency (us): min"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("nc1: latency (us): min"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("20 iterations (0 warmup) on 2 cores"), std::string::npos) << r.out;
+  // Warm-up by default: a tenth of the iterations, at least one.
+  EXPECT_NE(r.out.find("20 iterations (2 warmup) on 2 cores"), std::string::npos) << r.out;
+  ToolResult none = Exec({neff, "--random-inputs", "-n", "3", "-w", "0"});
+  EXPECT_NE(none.out.find("3 iterations (0 warmup)"), std::string::npos) << none.out;
+  ToolResult one = Exec({neff, "--random-inputs", "-n", "3"});
+  EXPECT_NE(one.out.find("3 iterations (1 warmup)"), std::string::npos) << one.out;
 }
 
 TEST_F(ExecToolTest, UsageErrorsExit2) {

@@ -4,6 +4,8 @@
 // lib/runtime/cli_exec.cc; this file parses the command line.
 #include <getopt.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <new>
 #include <cstdlib>
@@ -37,7 +39,8 @@ constexpr const char* kUsage =
     "  -r, --ranks N                 run N ranks of one job on this host (HLO collectives\n"
     "                                across them; %r in file names is the rank)\n"
     "  -n, --iterations N            benchmark: timed executions per core\n"
-    "  -w, --warmup W                benchmark: untimed executions first (default 0)\n"
+    "  -w, --warmup W                benchmark: untimed executions first (default:\n"
+    "                                a tenth of N, 1 to 10)\n"
     "  -j, --json                    print one JSON document\n"
     "  -h, --help                    print this help\n"
     "      --version                 print the version\n"
@@ -78,6 +81,7 @@ int main(int argc, char** argv) {
       {nullptr, 0, nullptr, 0},
   };
   neuron::runtime::ExecRequest request;
+  bool warmup_given = false;
   opterr = 0;
   int opt;
   while ((opt = getopt_long(argc, argv, ":i:o:pc:r:n:w:jh", kOptions, nullptr)) != -1) {
@@ -139,6 +143,7 @@ int main(int argc, char** argv) {
                                     " integer"));
         }
         (opt == 'n' ? request.iterations : request.warmup) = static_cast<int64_t>(*n);
+        if (opt == 'w') warmup_given = true;
         request.benchmark = true;
         break;
       }
@@ -158,5 +163,10 @@ int main(int argc, char** argv) {
   if (optind >= argc) return Usage("no NEFF given (a file, or - for stdin)");
   if (argc - optind > 1) return Usage(absl::StrCat("unexpected argument '", argv[optind + 1], "'"));
   request.neff_path = argv[optind];
+  // The first executions carry one-off costs (first touch of memory, plan
+  // caches): untimed by default, a tenth of the timed ones, 1 to 10.
+  if (request.benchmark && !warmup_given) {
+    request.warmup = std::clamp<int64_t>(request.iterations / 10, 1, 10);
+  }
   return neuron::RunGuarded(kTool, [&] { return neuron::runtime::RunExec(request); });
 }
