@@ -188,4 +188,11 @@ config::PlatformFacts PlatformFactsFor(const InstanceType& instance) {
   return facts;
 }
 
+int CoreGeneration(std::string_view arch) {
+  if (arch == "trn1" || arch == "trn1n" || arch == "inf2") return 2;
+  if (arch == "trn2") return 3;
+  if (arch == "trn3") return 4;
+  return 0;
+}
+
 }  // namespace neuron::device

@@ -69,6 +69,11 @@ config::PlatformFacts PlatformFactsFor(const InstanceType& instance);
 // Online CPUs of this host (at least 1).
 int HostCpuCount();
 
+// NeuronCore generation of a target or instance arch (2: trn1, trn1n, inf2;
+// 3: trn2; 4: trn3; 0: unknown): NEFFs run on the generation they were
+// compiled for.
+int CoreGeneration(std::string_view arch);
+
 }  // namespace neuron::device
 
 #endif  // NEURON_LIB_DEVICE_INSTANCE_CATALOG_H_

@@ -8,6 +8,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "lib/config/config.h"
+#include "lib/device/instance_catalog.h"
 #include "lib/dump/core_dump_format.h"
 #include "lib/dump/files.h"
 #include "lib/dump/input_dump.h"
@@ -82,10 +84,23 @@ absl::StatusOr<json> DescribeNeff(const std::string& path, std::string_view byte
   size_t nodes = 0;
   while (nodes < h->tpb_per_node.size() && h->tpb_per_node[nodes] != 0) ++nodes;
   header["tpb_per_node"] = Hex(h->tpb_per_node.data(), nodes);
-  const absl::Status compatible = neff::CheckCompatibility(*h, /*allow_legacy=*/false);
-  json v = {{"kind", "neff"}, {"file", path}, {"header", header},
-            {"loadable_here", compatible.ok()}};
-  if (!compatible.ok()) v["not_loadable_because"] = std::string(compatible.message());
+  // Whether this host's simulated device would load it, and if not why:
+  // the format version, a truncated payload, and (below) the target.
+  std::vector<std::string> not_loadable;
+  if (absl::Status s = neff::CheckCompatibility(*h, /*allow_legacy=*/false); !s.ok()) {
+    not_loadable.push_back(std::string(s.message()));
+  }
+  if (bytes.size() < neff::kHeaderSize || bytes.size() - neff::kHeaderSize != h->data_size) {
+    not_loadable.push_back(absl::StrFormat(
+        "truncated or padded: the header promises %d payload bytes, the file holds %d", h->data_size,
+        bytes.size() < neff::kHeaderSize ? 0 : bytes.size() - neff::kHeaderSize));
+  }
+  json v = {{"kind", "neff"}, {"file", path}, {"header", header}};
+  auto verdict = [&] {
+    v["loadable_here"] = not_loadable.empty();
+    if (!not_loadable.empty()) v["not_loadable_because"] = absl::StrJoin(not_loadable, "; ");
+  };
+  verdict();
   absl::StatusOr<std::vector<neff::Entry>> members = neff::ListMembers(bytes);
   if (!members.ok()) {
     v["members_error"] = std::string(members.status().message());
@@ -101,7 +116,19 @@ absl::StatusOr<json> DescribeNeff(const std::string& path, std::string_view byte
   if (!package.ok()) return v;
   if (const neff::Entry* m = package->Find("neff.json"); m != nullptr) {
     json manifest = json::parse(m->data, nullptr, false);
-    if (!manifest.is_discarded()) v["manifest"] = manifest;
+    if (!manifest.is_discarded()) {
+      v["manifest"] = manifest;
+      // The target against the instance simulated here (NEURON_SIM_INSTANCE_TYPE).
+      const std::string target = manifest.value("target", "");
+      absl::StatusOr<const device::InstanceType*> here =
+          device::SelectInstanceType(config::ProcessEnv());
+      if (here.ok() && !target.empty() &&
+          device::CoreGeneration(target) != device::CoreGeneration((*here)->arch)) {
+        not_loadable.push_back(absl::StrFormat("compiled for %s, this device is %s (%s)", target,
+                                               (*here)->arch, (*here)->name));
+        verdict();
+      }
+    }
   }
   absl::StatusOr<program::Package> prog = program::Deserialize(*package);
   if (prog.ok() && prog->module != nullptr) {

@@ -26,15 +26,6 @@ double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// NeuronCore generation of a target or instance arch: NEFFs run on the
-// generation they were compiled for.
-int CoreGeneration(const std::string& arch) {
-  if (arch == "trn1" || arch == "trn1n" || arch == "inf2") return 2;
-  if (arch == "trn2") return 3;
-  if (arch == "trn3") return 4;
-  return 0;
-}
-
 // The header hash against the payload, before anything reads the payload,
 // so a flipped byte is reported as such and not as a decompression error.
 absl::Status CheckHash(const neff::Header& header, std::string_view bytes) {
@@ -57,12 +48,21 @@ absl::Status CheckHash(const neff::Header& header, std::string_view bytes) {
 
 absl::Status CheckTarget(const program::Manifest& manifest, const device::InstanceType& instance,
                          const config::RuntimeConfig& config) {
-  const int neff_gen = CoreGeneration(manifest.target);
-  const int device_gen = CoreGeneration(instance.arch);
+  const int neff_gen = device::CoreGeneration(manifest.target);
+  const int device_gen = device::CoreGeneration(instance.arch);
   if (neff_gen == device_gen && neff_gen != 0) return absl::OkStatus();
+  // The simulated instance a NEFF of that target runs on, for the hint.
+  std::string simulate;
+  for (const device::InstanceType& t : device::AllInstanceTypes()) {
+    if (neff_gen != 0 && device::CoreGeneration(t.arch) == neff_gen) {
+      simulate = absl::StrFormat(", or simulate a %s instance (NEURON_SIM_INSTANCE_TYPE=%s)",
+                                 t.arch, t.name);
+      break;
+    }
+  }
   const std::string what = absl::StrFormat(
-      "NEFF was compiled for %s but this instance is %s (%s); recompile with --target %s",
-      manifest.target, instance.name, instance.arch, instance.arch);
+      "NEFF was compiled for %s but this instance is %s (%s); recompile with --target %s%s",
+      manifest.target, instance.name, instance.arch, instance.arch, simulate);
   if (neff_gen != 0 && neff_gen < device_gen && config.allow_legacy_neff != 0) {
     NEURON_LOG(NRT, kWarn, "%s (loading anyway: NEURON_RT_ALLOW_LEGACY_NEFF is set)", what);
     return absl::OkStatus();
@@ -187,7 +187,8 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   if (!header.ok()) return fail(header.status());
   neff::ReadOptions read_options;
   read_options.allow_legacy = cfg.allow_legacy_neff != 0;
-  read_options.device_lnc_size = static_cast<uint32_t>(cfg.logical_nc_config);
+  // The LNC is checked after the target (below): a NEFF for another
+  // generation says so, not that its LNC differs.
   if (cfg.validate_hash) {
     // Version checks come first: a NEFF this build cannot read says so.
     if (absl::Status s = neff::CheckCompatibility(*header, read_options.allow_legacy); !s.ok()) {
@@ -214,6 +215,15 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   state->program = std::move(*program);
   const program::Manifest& manifest = state->program.manifest;
   if (absl::Status s = CheckTarget(manifest, rt.instance(), cfg); !s.ok()) return fail(s);
+  const uint32_t neff_lnc = state->neff.header.lnc_size == 0 ? 1 : state->neff.header.lnc_size;
+  if (neff_lnc != static_cast<uint32_t>(cfg.logical_nc_config)) {
+    return fail(RtError(NRT_INVALID,
+                        absl::StrFormat("NEFF was compiled for logical core size (LNC) %d, the device "
+                                        "uses LNC %d (NEURON_LOGICAL_NC_CONFIG=%d, or recompile with "
+                                        "--logical-nc-config %d)",
+                                        neff_lnc, cfg.logical_nc_config, neff_lnc,
+                                        cfg.logical_nc_config)));
+  }
   absl::StatusOr<std::map<const hlo::Instruction*, const uint8_t*>> constants =
       BindConstants(state->program);
   if (!constants.ok()) return fail(constants.status());

@@ -61,6 +61,40 @@ TEST(Show, OurNeffWithManifestAndOperators) {
   EXPECT_NE(r.out.find("operators"), std::string::npos) << r.out;
 }
 
+TEST(Show, LoadableHereSaysWhyNot) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string neff = *testing::BuildTestNeff(testing::kAddHlo);
+  testing::TestNeffOptions trn2;
+  trn2.target = "trn2";
+  trn2.lnc = 2;
+  struct Case {
+    std::string name, bytes;
+    bool loadable;
+    const char* because;
+  };
+  const Case cases[] = {
+      {"ok.neff", neff, true, ""},
+      {"trn2.neff", *testing::BuildTestNeff(testing::kAddHlo, trn2), false,
+       "compiled for trn2, this device is trn1"},
+      {"cut.neff", neff.substr(0, neff.size() - 100), false, "truncated"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ToolResult r = RunTool("neuron-dump", {"show", "--json", Write(dir + "/" + c.name, c.bytes)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["loadable_here"], c.loadable) << r.out;
+    if (!c.loadable) {
+      EXPECT_NE(j.value("not_loadable_because", "").find(c.because), std::string::npos) << r.out;
+    }
+  }
+  // On a simulated trn2 the trn2 NEFF is the loadable one.
+  testing::ToolOptions on_trn2;
+  on_trn2.env["NEURON_SIM_INSTANCE_TYPE"] = "trn2.48xlarge";
+  ToolResult r = RunTool("neuron-dump", {"show", "--json", dir + "/trn2.neff"}, on_trn2);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["loadable_here"], true) << r.out;
+}
+
 TEST(Show, RealCompilerNeffHeaderAndMembers) {
   const std::string dir = testing::MakeTempDir();
   const std::string f = Write(dir + "/real.neff", RealCompilerNeff());

@@ -487,6 +487,13 @@ TEST_F(RuntimeTest, AnotherTargetOrLncIsRefused) {
   EXPECT_NE(target.status().message().find("compiled for trn2 but this instance is trn1.2xlarge"),
             std::string::npos)
       << target.status();
+  EXPECT_NE(target.status().message().find("NEURON_SIM_INSTANCE_TYPE=trn2"), std::string::npos)
+      << target.status();
+  // A trn2 NEFF with trn2's LNC 2 is still refused for its target first.
+  trn2.lnc = 2;
+  absl::StatusOr<std::unique_ptr<Model>> both = rt->LoadBytes(Neff(testing::kAddHlo, trn2), 0);
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("compiled for trn2"), std::string::npos) << both.status();
   TestNeffOptions lnc2;
   lnc2.lnc = 2;
   absl::StatusOr<std::unique_ptr<Model>> lnc = rt->LoadBytes(Neff(testing::kAddHlo, lnc2), 0);
