@@ -153,16 +153,16 @@ std::string FormatLsTable(const LsReport& report, const LsTableOptions& options)
     multi_row |= d.processes.size() > 1;
   }
   const bool process_mode = any_process || options.wide || options.show_all_procs;
+  // The CPU affinity and NUMA node stay when processes are shown: they are
+  // where a process's proxy threads should run.
   std::vector<Column> columns = {{"NEURON", "DEVICE"},   {"NEURON", "CORES"},
                                  {"NEURON", "CORE IDS"}, {"NEURON", "MEMORY"},
-                                 {"CONNECTED", "DEVICES"}, {"PCI", "BDF"}};
+                                 {"CONNECTED", "DEVICES"}, {"PCI", "BDF"},
+                                 {"CPU", "AFFINITY"},    {"NUMA", "NODE"}};
   if (process_mode) {
     columns.push_back({"PID", ""});
     columns.push_back({"COMMAND", ""});
     columns.push_back({"RUNTIME", "VERSION"});
-  } else {
-    columns.push_back({"CPU", "AFFINITY"});
-    columns.push_back({"NUMA", "NODE"});
   }
   Table table(columns);
   const size_t command_width = options.wide ? kWideCommandWidth : kCommandWidth;
@@ -173,10 +173,10 @@ std::string FormatLsTable(const LsReport& report, const LsTableOptions& options)
                                       FormatRangeList(d.neuroncore_ids),
                                       FormatDeviceMemory(d.memory_size),
                                       FormatDeviceList(d.connected),
-                                      OrNa(d.bdf)};
+                                      OrNa(d.bdf),
+                                      OrNa(d.cpu_affinity),
+                                      OrNa(d.numa_node)};
     if (!process_mode) {
-      cells.push_back(OrNa(d.cpu_affinity));
-      cells.push_back(OrNa(d.numa_node));
       table.AddRow(cells);
       continue;
     }
@@ -186,7 +186,7 @@ std::string FormatLsTable(const LsReport& report, const LsTableOptions& options)
     }
     for (size_t p = 0; p < d.processes.size(); ++p) {
       const LsProcess& proc = d.processes[p];
-      if (p > 0) cells.assign(6, "");
+      if (p > 0) cells.assign(8, "");
       cells.push_back(std::to_string(proc.pid));
       cells.push_back(TruncateCommand(proc.command, command_width));
       cells.push_back(OrNa(proc.runtime_version));

@@ -116,7 +116,10 @@ TEST(LsFormatTest, ProcessesAddColumnsAndRows) {
   EXPECT_NE(table.find("| 111 "), std::string::npos);
   EXPECT_NE(table.find(TruncateCommand(cmd, 40) + " |"), std::string::npos) << table;
   EXPECT_EQ(table.find(cmd), std::string::npos) << "command must be truncated";
-  EXPECT_EQ(table.find("AFFINITY"), std::string::npos);
+  // The CPU affinity and NUMA node stay beside the processes.
+  EXPECT_NE(table.find("AFFINITY"), std::string::npos) << table;
+  EXPECT_NE(table.find("NUMA"), std::string::npos) << table;
+  EXPECT_LT(table.find("NUMA"), table.find("PID")) << "on the first header line" << table;
   std::string wide = FormatLsTable(r, {.wide = true});
   EXPECT_NE(wide.find(cmd), std::string::npos) << "fits in wide mode";
 

@@ -324,7 +324,8 @@ TEST(NeuronLsTest, EnvTableAndFailingConfiguration) {
 TEST(NeuronLsTest, UsageErrorsExit2) {
   for (std::vector<std::string> args :
        {std::vector<std::string>{"--bogus"}, {"-x"}, {"--output-format", "xml"},
-        {"--output-format"}, {"extra"}, {"-w", "--", "extra"}}) {
+        {"--output-format"}, {"extra"}, {"-w", "--", "extra"}, {"-t", "-j"},
+        {"--topology", "--output-format", "json"}}) {
     ToolResult r = Ls(args);
     EXPECT_FALSE(r.signaled);
     EXPECT_EQ(r.exit_code, 2) << args[0];

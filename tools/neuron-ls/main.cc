@@ -116,6 +116,12 @@ int ParseFlags(int argc, char** argv, Flags* flags) {
                                   "' (see --help)");
     return neuron::kExitUsage;
   }
+  if (flags->topology && flags->json) {
+    // Refused rather than ignored: the picture has no JSON form.
+    neuron::PrintError(kTool, "-t draws the topology after the table; as JSON it is each "
+                              "device's connected_to (drop -t, or -j)");
+    return neuron::kExitUsage;
+  }
   return -1;
 }
 
