@@ -282,6 +282,9 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   } else {
     init.first_visible_core_only = true;
     init.visible_core_index = static_cast<size_t>(job.local_rank);
+    // One process choosing no cores at all takes the first free one; ranks
+    // and an explicit NEURON_RT_VISIBLE_CORES keep their cores fixed.
+    init.first_free_core = job.world <= 1 && !config::ProcessEnv()("NEURON_RT_VISIBLE_CORES");
   }
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Init(init);
   if (!rt.ok()) return RuntimeError("cannot initialize the runtime", rt.status());

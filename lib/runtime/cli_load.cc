@@ -52,6 +52,8 @@ int RunLoad(const LoadRequest& request) {
     init.cores = request.cores;
   } else {
     init.first_visible_core_only = true;
+    // Without NEURON_RT_VISIBLE_CORES: the first core no one holds.
+    init.first_free_core = !config::ProcessEnv()("NEURON_RT_VISIBLE_CORES");
   }
   absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Init(init);
   if (!rt.ok()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "lib/log/log.h"
 #include "lib/runtime/status.h"
 #include "lib/support/parse.h"
@@ -71,6 +72,9 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Init(InitOptions options) {
     }
     wanted = {wanted[options.visible_core_index]};
   }
+  // The visible cores in order, for first_free_core.
+  const std::vector<int> candidates =
+      options.first_free_core && !options.cores.has_value() ? cfg.visible_cores : wanted;
   if (wanted.empty()) return RtError(NRT_INVALID, "no NeuronCore to use");
 
   const std::string root = device::SimulatedRootPath(options.env);
@@ -81,6 +85,20 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Init(InitOptions options) {
 
   absl::StatusOr<std::unique_ptr<device::CoreLease>> lease =
       device::AcquireCores(root, rt->core_map_, wanted, device::CurrentProcessOwner());
+  if (!lease.ok() && options.first_free_core && candidates.size() > 1) {
+    // The first core is held: the next free one will do, so that several
+    // tools can share an instance without choosing cores by hand.
+    std::vector<std::string> held = {std::string(lease.status().message())};
+    for (size_t i = 1; i < candidates.size() && !lease.ok(); ++i) {
+      wanted = {candidates[i]};
+      lease = device::AcquireCores(root, rt->core_map_, wanted, device::CurrentProcessOwner());
+      if (!lease.ok()) held.push_back(std::string(lease.status().message()));
+    }
+    if (!lease.ok()) {
+      return RtError(NRT_RESOURCE, absl::StrCat("every visible NeuronCore is held: ",
+                                                absl::StrJoin(held, "; ")));
+    }
+  }
   if (!lease.ok()) {
     return RtError(NRT_RESOURCE, std::string(lease.status().message()));
   }

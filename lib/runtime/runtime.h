@@ -41,6 +41,10 @@ struct InitOptions {
   // ranks of a job on one host, the visible_core_index-th).
   bool first_visible_core_only = false;
   size_t visible_core_index = 0;
+  // With first_visible_core_only: take the first visible core no other
+  // process holds, and name the holders only when every one is held (the
+  // tools, when neither --cores nor NEURON_RT_VISIBLE_CORES chooses).
+  bool first_free_core = false;
   // Apply NEURON_RT_LOG_* to the process logger and print the resolution's
   // diagnostics.
   bool configure_logging = true;

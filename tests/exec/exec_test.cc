@@ -20,6 +20,7 @@
 #include "lib/runtime/cli_npy.h"
 #include "lib/runtime/cli_tensor_text.h"
 #include "nlohmann/json.hpp"
+#include "tests/device/core_holder.h"
 #include "tests/device/fast_temp_dir.h"
 #include "tests/runtime/test_neff.h"
 #include "tests/support/tool_runner.h"
@@ -236,6 +237,35 @@ TEST_F(ExecToolTest, BenchmarkOnSeveralCoresReportsEachCore) {
   EXPECT_NE(one.out.find("3 iterations (1 warmup)"), std::string::npos) << one.out;
 }
 
+// Parallel jobs on one simulated instance: without --cores or
+// NEURON_RT_VISIBLE_CORES a tool takes the first free core, and names the
+// holders only when every core is held.
+TEST_F(ExecToolTest, TakesTheFirstFreeCore) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  const std::string root = dir_ + "/sim";
+  const pid_t nc0 = HoldCores(root, "trn1.2xlarge", {0}, "first job", 1);
+  ToolResult second = Exec({neff, "--random-inputs", "--json"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(json::parse(second.out)["cores"], json::array({1})) << second.out;
+  ToolResult load = RunTool("neuron-load", {neff, "--json"}, options_);
+  EXPECT_EQ(load.exit_code, 0) << load.err;
+  // An explicit choice is kept: nc0 is held, so it fails naming the holder.
+  ToolOptions visible = options_;
+  visible.env["NEURON_RT_VISIBLE_CORES"] = "0-1";
+  ToolResult fixed = RunTool("neuron-exec", {neff, "--random-inputs"}, visible);
+  EXPECT_EQ(fixed.exit_code, 1);
+  ExpectOneErrorLine(fixed, "neuron-exec", "first job");
+  // Every core held: one line naming both holders.
+  const pid_t nc1 = HoldCores(root, "trn1.2xlarge", {1}, "second job", 1);
+  ToolResult none = Exec({neff, "--random-inputs"});
+  EXPECT_EQ(none.exit_code, 1);
+  ExpectOneErrorLine(none, "neuron-exec", "every visible NeuronCore is held");
+  EXPECT_NE(none.err.find("first job"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("second job"), std::string::npos) << none.err;
+  Reap(nc0);
+  Reap(nc1);
+}
+
 TEST_F(ExecToolTest, UsageErrorsExit2) {
   EXPECT_EQ(Exec({}).exit_code, 2);
   EXPECT_EQ(Exec({"a.neff", "b.neff"}).exit_code, 2);
@@ -332,7 +362,8 @@ TEST_F(ExecToolTest, AHeldCoreIsRefusedNamingTheHolder) {
     held = !device::ReadHolders(options_.env["NEURON_SIM_ROOT"]).empty();
   }
   ASSERT_TRUE(held);
-  ToolResult second = Exec({neff, "-i", "x=s32=0"});
+  // Asked for that core by name (without --cores it would take nc1).
+  ToolResult second = Exec({neff, "-i", "x=s32=0", "--cores", "0"});
   t.join();
   EXPECT_EQ(second.exit_code, 1);
   ExpectOneErrorLine(second, "neuron-exec", "NeuronCore(s) not available - Requested:nc0-nc0");

@@ -16,6 +16,7 @@
 #include "lib/device/core_lock.h"
 #include "lib/device/device_tree.h"
 #include "lib/device/tree_files.h"
+#include "tests/device/core_holder.h"
 #include "tests/device/fast_temp_dir.h"
 #include "tests/support/tool_runner.h"
 
@@ -162,36 +163,11 @@ TEST(NeuronLsTest, TopologyDrawings) {
       << ring.out;
 }
 
-// A child process holding logical cores until killed.
 pid_t HoldCores(const std::string& instance, std::vector<int> cores, const std::string& command,
                 int lnc) {
-  const std::string root = RootFor(instance);
-  const device::InstanceType& type = **device::FindInstanceType(instance);
-  EXPECT_TRUE(device::SimDeviceTree::Open(root, type).ok());
-  int ready[2];
-  EXPECT_EQ(pipe(ready), 0);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(ready[0]);
-    device::CoreOwner owner = device::CurrentProcessOwner();
-    owner.command = command;
-    auto lease = device::AcquireCores(root, *device::LogicalCoreMap::Create(type, lnc), cores, owner);
-    char c = lease.ok() ? 'y' : 'n';
-    (void)!write(ready[1], &c, 1);
-    for (;;) pause();
-  }
-  close(ready[1]);
-  char c = 0;
-  EXPECT_EQ(read(ready[0], &c, 1), 1);
-  close(ready[0]);
-  EXPECT_EQ(c, 'y');
-  return pid;
+  return testing::HoldCores(RootFor(instance), instance, std::move(cores), command, lnc);
 }
-
-void Reap(pid_t pid) {
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-}
+using testing::Reap;
 
 TEST(NeuronLsTest, ShowsTheProcessHoldingACore) {
   const std::string cmd =
