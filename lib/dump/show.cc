@@ -90,10 +90,8 @@ absl::StatusOr<json> DescribeNeff(const std::string& path, std::string_view byte
   if (absl::Status s = neff::CheckCompatibility(*h, /*allow_legacy=*/false); !s.ok()) {
     not_loadable.push_back(std::string(s.message()));
   }
-  if (bytes.size() < neff::kHeaderSize || bytes.size() - neff::kHeaderSize != h->data_size) {
-    not_loadable.push_back(absl::StrFormat(
-        "truncated or padded: the header promises %d payload bytes, the file holds %d", h->data_size,
-        bytes.size() < neff::kHeaderSize ? 0 : bytes.size() - neff::kHeaderSize));
+  if (absl::Status s = neff::CheckSizes(*h, bytes); !s.ok()) {
+    not_loadable.push_back(std::string(s.message()));
   }
   json v = {{"kind", "neff"}, {"file", path}, {"header", header}};
   auto verdict = [&] {

@@ -119,6 +119,10 @@ absl::StatusOr<Header> ReadHeaderOnly(std::string_view bytes);
 // loads (the checks Read does when check_compatibility is set).
 absl::Status CheckCompatibility(const Header& header, bool allow_legacy);
 
+// Whether the file holds exactly the payload its header promises (`bytes`:
+// the whole file, header included): "NEFF is truncated: ..." otherwise.
+absl::Status CheckSizes(const Header& header, std::string_view bytes);
+
 // Names, sizes and offsets of the members of any NEFF, ours or the real
 // compiler's (gzip'd tar), without compatibility checks; data views cleared.
 absl::StatusOr<std::vector<Entry>> ListMembers(std::string_view bytes);

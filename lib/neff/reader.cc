@@ -16,20 +16,6 @@ bool VersionLess(uint64_t major, uint64_t minor, uint64_t other_major, uint64_t 
   return major != other_major ? major < other_major : minor < other_minor;
 }
 
-absl::Status CheckSizes(const Header& header, std::string_view bytes) {
-  uint64_t present = bytes.size() - kHeaderSize;
-  if (header.data_size > present) {
-    return NeffError(NRT_INVALID, absl::StrFormat("NEFF is truncated: the header says %d payload bytes, "
-                                                  "the file has %d",
-                                                  header.data_size, present));
-  }
-  if (header.data_size < present) {
-    return NeffError(NRT_INVALID, absl::StrFormat("NEFF has %d unexpected bytes after its %d-byte payload",
-                                                  present - header.data_size, header.data_size));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status CheckHash(const Header& header, std::string_view payload) {
   DigestKind kind = header.pkg_version == kPkgTgzMd5 ? DigestKind::kMd5 : DigestKind::kSha256;
   absl::StatusOr<std::array<uint8_t, 32>> actual = ComputeDigest(kind, payload);
@@ -59,6 +45,20 @@ absl::StatusOr<PayloadFormat> DetectFormat(const Header& header, std::string_vie
 }
 
 }  // namespace
+
+absl::Status CheckSizes(const Header& header, std::string_view bytes) {
+  uint64_t present = bytes.size() - kHeaderSize;
+  if (header.data_size > present) {
+    return NeffError(NRT_INVALID, absl::StrFormat("NEFF is truncated: the header says %d payload bytes, "
+                                                  "the file has %d",
+                                                  header.data_size, present));
+  }
+  if (header.data_size < present) {
+    return NeffError(NRT_INVALID, absl::StrFormat("NEFF has %d unexpected bytes after its %d-byte payload",
+                                                  present - header.data_size, header.data_size));
+  }
+  return absl::OkStatus();
+}
 
 ReadOptions InspectOptions() {
   ReadOptions options;
