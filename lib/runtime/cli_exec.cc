@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -159,6 +160,7 @@ struct Replica {
   std::vector<TensorBuffer*> out_ptrs;
   std::vector<uint64_t> samples_ns;
   uint64_t wall_ns = 0;
+  Clock::time_point timed_start, timed_end;  // this core's measured executions
   absl::Status error;
   ExecuteResult last;
 };
@@ -187,20 +189,25 @@ absl::Status PrepareReplica(Runtime& rt, Replica& r, const std::vector<BoundInpu
   return absl::OkStatus();
 }
 
-// Warmup, then the measured executions; stops at the first failure.
+// Warmup, then the measured executions; stops at the first failure. With
+// several cores, `warmed` holds every core until all have warmed up, so no
+// core's one-off first execution overlaps another's measured window.
 void RunReplica(Replica& r, int64_t warmup, int64_t iterations, const ExecuteOptions& options,
-                std::atomic<bool>* failed) {
+                std::atomic<bool>* failed, std::barrier<>* warmed) {
   for (int64_t i = 0; i < warmup && !failed->load(); ++i) {
     absl::StatusOr<ExecuteResult> res = r.model->Execute(r.in_ptrs, r.out_ptrs, options);
     if (!res.ok()) {
       r.error = res.status();
       failed->store(true);
-      return;
+      break;
     }
     r.last = *res;
   }
+  if (warmed != nullptr) warmed->arrive_and_wait();
+  if (!r.error.ok()) return;
   r.samples_ns.reserve(static_cast<size_t>(iterations));
   const auto start = Clock::now();
+  r.timed_start = start;
   for (int64_t i = 0; i < iterations && !failed->load(); ++i) {
     const auto t0 = Clock::now();
     absl::StatusOr<ExecuteResult> res = r.model->Execute(r.in_ptrs, r.out_ptrs, options);
@@ -214,8 +221,19 @@ void RunReplica(Replica& r, int64_t warmup, int64_t iterations, const ExecuteOpt
     r.samples_ns.push_back(
         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
   }
+  r.timed_end = Clock::now();
   r.wall_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(r.timed_end - start).count());
+}
+
+// The span covering every core's measured executions (warm-ups excluded).
+uint64_t MeasuredWindowNs(const std::vector<Replica>& replicas) {
+  Clock::time_point first = replicas.front().timed_start, last = replicas.front().timed_end;
+  for (const Replica& r : replicas) {
+    first = std::min(first, r.timed_start);
+    last = std::max(last, r.timed_end);
+  }
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(last - first).count());
 }
 
 json StatsJson(const LatencyStats& s) {
@@ -363,20 +381,18 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   const int64_t warmup = request.warmup;
   const int64_t iterations = std::max<int64_t>(1, request.iterations);
   std::atomic<bool> failed{false};
-  const auto wall_start = Clock::now();
   if (replicas.size() == 1) {
-    RunReplica(replicas[0], warmup, iterations, exec_options, &failed);
+    RunReplica(replicas[0], warmup, iterations, exec_options, &failed, nullptr);
   } else {
+    std::barrier<> warmed(static_cast<std::ptrdiff_t>(replicas.size()));
     std::vector<std::thread> threads;
     for (Replica& r : replicas) {
-      threads.emplace_back([&r, warmup, iterations, &exec_options, &failed] {
-        RunReplica(r, warmup, iterations, exec_options, &failed);
+      threads.emplace_back([&r, warmup, iterations, &exec_options, &failed, &warmed] {
+        RunReplica(r, warmup, iterations, exec_options, &failed, &warmed);
       });
     }
     for (std::thread& t : threads) t.join();
   }
-  const uint64_t wall_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - wall_start).count());
   for (const Replica& r : replicas) {
     if (!r.error.ok()) {
       std::string where = job.world > 1 ? absl::StrFormat("rank %d (nc%d)", job.rank, r.model->core_id())
@@ -503,9 +519,9 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
         absl::StrAppend(&text, absl::StrFormat("nc%d: %s\n", r.model->core_id(), StatsLine(s)));
       }
     }
-    // Throughput of all cores together over the common wall time (warmup
-    // excluded where one core; included otherwise, as cores overlap).
-    LatencyStats total = ComputeLatencyStats(all, replicas.size() == 1 ? replicas[0].wall_ns : wall_ns);
+    // Throughput of all cores together: every measured execution over the
+    // window from the first core's timed start to the last core's end.
+    LatencyStats total = ComputeLatencyStats(all, MeasuredWindowNs(replicas));
     absl::StrAppend(&text, absl::StrFormat("%d iterations (%d warmup) on %d core%s: %s\n",
                                            iterations, warmup, replicas.size(),
                                            replicas.size() == 1 ? "" : "s", StatsLine(total)));

@@ -237,6 +237,28 @@ TEST_F(ExecToolTest, BenchmarkOnSeveralCoresReportsEachCore) {
   EXPECT_NE(one.out.find("3 iterations (1 warmup)"), std::string::npos) << one.out;
 }
 
+// The aggregate is every measured execution over the window in which the
+// cores ran together: at most the sum of the per-core rates (the window is at
+// least each core's own), and not dragged below the slowest core by the
+// one-off first execution (warm-ups stay outside the window).
+TEST_F(ExecToolTest, BenchmarkAggregateCountsOnlyTheMeasuredWindow) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  ToolResult r = Exec({neff, "--random-inputs", "--cores", "0-1", "-n", "400", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json b = json::parse(r.out)["benchmark"];
+  ASSERT_EQ(b["per_core"].size(), 2u) << r.out;
+  double sum = 0, slowest = 1e300;
+  for (const json& core : b["per_core"]) {
+    EXPECT_EQ(core["count"], 400);
+    sum += core["throughput_per_s"].get<double>();
+    slowest = std::min(slowest, core["throughput_per_s"].get<double>());
+  }
+  EXPECT_EQ(b["count"], 800);
+  const double total = b["throughput_per_s"].get<double>();
+  EXPECT_LE(total, sum * 1.0001) << r.out;
+  EXPECT_GE(total, slowest) << r.out;
+}
+
 // Parallel jobs on one simulated instance: without --cores or
 // NEURON_RT_VISIBLE_CORES a tool takes the first free core, and names the
 // holders only when every core is held.
