@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "lib/support/cli.h"
 #include "lib/support/npy.h"
+#include "lib/support/atomic_file.h"
 
 namespace neuron::collectives {
 namespace {
@@ -371,13 +372,10 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
   const std::string json = JsonReport(f, rows, avg_busbw, world, comm.hosts(),
                                        comm.TransportName(), net);
   if (!f.json_file.empty()) {
-    FILE* fp = f.json_file == "-" ? stdout : std::fopen(f.json_file.c_str(), "w");
-    if (fp == nullptr) {
-      PrintError(kTool, absl::StrCat("cannot write ", f.json_file, ": ", std::strerror(errno)));
+    if (absl::Status s = WriteFileAtomically(f.json_file, json); !s.ok()) {
+      PrintError(kTool, std::string(s.message()));
       return kExitFailure;
     }
-    std::fputs(json.c_str(), fp);
-    if (fp != stdout) std::fclose(fp);
   }
   if (f.json) {
     std::fputs(json.c_str(), stdout);

@@ -20,6 +20,7 @@
 #include "lib/compiler/error_codes.h"
 #include "lib/compiler/supported_ops.h"
 #include "lib/support/cli.h"
+#include "lib/support/atomic_file.h"
 #include "neuron/version.h"
 
 namespace neuron::compiler {
@@ -61,24 +62,8 @@ absl::Status WriteOutput(const std::string& path, std::string_view bytes) {
     }
     return absl::OkStatus();
   }
-  std::string tmp = absl::StrFormat("%s.tmp-%d", path, static_cast<int>(getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return CompileError(kErrOutputUnwritable, absl::StrFormat("cannot write '%s': %s", path, std::strerror(errno)));
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    // The reason first: removing the temporary file resets ec.
-    const std::string why = fs::is_directory(path) ? "it is a directory" : ec.message();
-    fs::remove(tmp, ec);
-    return CompileError(kErrOutputUnwritable, absl::StrFormat("cannot write '%s': %s", path, why));
+  if (absl::Status s = WriteFileAtomically(path, bytes); !s.ok()) {
+    return CompileError(kErrOutputUnwritable, std::string(s.message()));
   }
   return absl::OkStatus();
 }

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "lib/support/atomic_file.h"
 #include "lib/device/device_tree.h"
 #include "lib/device/tree_files.h"
 #include "lib/support/parse.h"
@@ -214,7 +215,7 @@ absl::StatusOr<std::unique_ptr<CoreLease>> AcquireCores(const std::string& root,
       }
       const std::string owner_path = OwnerPath(root, core.device, p);
       lease->held_.push_back({fd, owner_path});
-      if (absl::Status st = WriteFileAtomic(owner_path, FormatOwner(owner, id, map.lnc()));
+      if (absl::Status st = WriteFileAtomically(owner_path, FormatOwner(owner, id, map.lnc()));
           !st.ok()) {
         return st;
       }

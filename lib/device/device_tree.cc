@@ -12,6 +12,7 @@
 #include <random>
 
 #include "absl/strings/str_format.h"
+#include "lib/support/atomic_file.h"
 #include "lib/device/core_lock.h"
 #include "lib/device/topology.h"
 #include "lib/device/tree_files.h"
@@ -162,7 +163,7 @@ std::string CounterPath(const std::string& root, int device, int core, const std
 absl::Status AddToCounter(const std::string& path, uint64_t n) {
   absl::StatusOr<uint64_t> v = ReadCounter(path);
   if (!v.ok()) return v.status();
-  return WriteFileAtomic(path, std::to_string(*v + n) + "\n");
+  return WriteFileAtomically(path, std::to_string(*v + n) + "\n");
 }
 
 }  // namespace
@@ -291,7 +292,7 @@ absl::StatusOr<std::unique_ptr<SimDeviceTree>> SimDeviceTree::Open(
   for (int d = 0; d < instance.devices; ++d) {
     if (absl::Status st = WriteDevice(root, instance, d, id, host_cpus); !st.ok()) return st;
   }
-  if (absl::Status st = WriteFileAtomic(marker, instance.name + "\n"); !st.ok()) return st;
+  if (absl::Status st = WriteFileAtomically(marker, instance.name + "\n"); !st.ok()) return st;
   return opened(id);
 }
 
@@ -322,7 +323,7 @@ absl::Status SimDeviceTree::ResetPresentCounters(int device, int physical_core) 
   std::lock_guard<std::mutex> lock(mu_);
   for (const std::string& s : kStatusNames) {
     absl::Status st =
-        WriteFileAtomic(CounterPath(root_, device, physical_core, "status/" + s + "/present"),
+        WriteFileAtomically(CounterPath(root_, device, physical_core, "status/" + s + "/present"),
                         "0\n");
     if (!st.ok()) return st;
   }
@@ -338,7 +339,7 @@ absl::Status SimDeviceTree::SetMemoryUsage(int device, int physical_core,
   const std::pair<const char*, uint64_t> values[] = {
       {"total", usage.total}, {"present", usage.present}, {"peak", usage.peak}};
   for (const auto& [name, value] : values) {
-    absl::Status st = WriteFileAtomic(CounterPath(root_, device, physical_core, dir + name),
+    absl::Status st = WriteFileAtomically(CounterPath(root_, device, physical_core, dir + name),
                                       std::to_string(value) + "\n");
     if (!st.ok()) return st;
   }
@@ -369,7 +370,7 @@ absl::Status SimDeviceTree::SetOtherInfo(int device, int physical_core, OtherInf
                                          uint64_t value) {
   if (absl::Status st = CheckCore(device, physical_core); !st.ok()) return st;
   std::lock_guard<std::mutex> lock(mu_);
-  return WriteFileAtomic(
+  return WriteFileAtomically(
       CounterPath(root_, device, physical_core, std::string("other_info/") + OtherInfoName(info)),
       std::to_string(value) + "\n");
 }

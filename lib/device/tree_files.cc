@@ -42,19 +42,6 @@ absl::Status WriteFilePlain(const std::string& path, const std::string& content)
   return st;
 }
 
-absl::Status WriteFileAtomic(const std::string& path, const std::string& content) {
-  static std::atomic<uint64_t> sequence{0};
-  const std::string tmp = absl::StrFormat("%s.tmp.%d.%d", path, getpid(), sequence++);
-  absl::Status st = WriteFilePlain(tmp, content);
-  if (!st.ok()) return st;
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    return ErrnoError("cannot replace", path, err);
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

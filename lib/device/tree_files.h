@@ -12,9 +12,8 @@
 
 namespace neuron::device {
 
-// Writes content to path through a temporary file and rename.
-absl::Status WriteFileAtomic(const std::string& path, const std::string& content);
-// Plain create/truncate/write (for files nobody else can see yet).
+// Plain create/truncate/write (for files nobody else can see yet; others go
+// through WriteFileAtomically of lib/support/atomic_file.h).
 absl::Status WriteFilePlain(const std::string& path, const std::string& content);
 // Whole file; NotFound when missing.
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path);

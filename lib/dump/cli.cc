@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "lib/support/atomic_file.h"
 #include "lib/dump/aws_credentials.h"
 #include "lib/dump/files.h"
 #include "lib/dump/handoff.h"
@@ -133,7 +134,7 @@ int RunHandoff(const HandoffRequest& r) {
   }
   const std::string env_file =
       absl::StrFormat("%s/%s-neuron-dump-pid-%s-lid-%s.txt", dir, id.instance_id, r.pid, r.log_id);
-  if (absl::Status s = WriteFileAtomic(env_file, text); !s.ok()) return Fail(std::string(s.message()));
+  if (absl::Status s = WriteFileAtomically(env_file, text); !s.ok()) return Fail(std::string(s.message()));
   std::cout << absl::StrFormat("core dump of pid %s (%s, error %s at %s) in %s\n", r.pid,
                                r.neff_name, r.error_code, r.error_location, dir);
   if (r.s3_output_prefix.empty()) return kExitOk;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "lib/support/atomic_file.h"
 #include "lib/dump/core_dump_format.h"
 #include "lib/dump/files.h"
 
@@ -72,10 +73,10 @@ absl::StatusOr<std::vector<std::string>> WriteCoreDump(const std::string& dir,
   if (!bytes.ok()) return bytes.status();
   std::vector<std::string> written;
   const std::string path = dir + "/" + CoreDumpFileName(id, f.device, f.core);
-  if (absl::Status s = WriteFileAtomic(path, *bytes); !s.ok()) return s;
+  if (absl::Status s = WriteFileAtomically(path, *bytes); !s.ok()) return s;
   written.push_back(path);
   const std::string log_path = absl::StrFormat("%s/%s-nrt-pid-%d.log", dir, id.instance_id, id.pid);
-  if (absl::Status s = WriteFileAtomic(log_path, options.memlog); !s.ok()) return s;
+  if (absl::Status s = WriteFileAtomically(log_path, options.memlog); !s.ok()) return s;
   written.push_back(log_path);
   return written;
 }

@@ -29,30 +29,6 @@ absl::Status MakeDirs(const std::string& dir) {
   return absl::OkStatus();
 }
 
-absl::Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::InternalError(absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int e = errno;
-      close(fd);
-      unlink(tmp.c_str());
-      return absl::InternalError(absl::StrCat("cannot write '", path, "': ", std::strerror(e)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    unlink(tmp.c_str());
-    return absl::InternalError(absl::StrCat("cannot write '", path, "': ", std::strerror(e)));
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path, uint64_t max_bytes) {
   const int fd = path == "-" ? dup(0) : open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));

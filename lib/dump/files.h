@@ -1,5 +1,5 @@
-// Small file helpers of lib/dump: mkdir -p, whole-file reads and atomic
-// writes (temporary file, then rename). Errors name the path.
+// Small file helpers of lib/dump: mkdir -p and whole-file reads (writes go
+// through lib/support/atomic_file.h). Errors name the path.
 #ifndef NEURON_LIB_DUMP_FILES_H_
 #define NEURON_LIB_DUMP_FILES_H_
 
@@ -11,7 +11,6 @@
 namespace neuron::dump {
 
 absl::Status MakeDirs(const std::string& dir);
-absl::Status WriteFileAtomic(const std::string& path, std::string_view bytes);
 // Reads a file ("-" = stdin) of at most `max_bytes`.
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path,
                                           uint64_t max_bytes = 8ull << 30);

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "lib/support/atomic_file.h"
 #include "lib/dump/files.h"
 #include "nlohmann/json.hpp"
 
@@ -59,14 +60,14 @@ absl::StatusOr<std::string> WriteInputDump(const std::string& base_dir,
     if (t.role != "input") continue;
     const std::string file =
         absl::StrFormat("input%d-%s.npy", t.position, SafeComponent(t.name).substr(0, 60));
-    if (absl::Status s = WriteFileAtomic(dir + "/" + file, t.npy); !s.ok()) return s;
+    if (absl::Status s = WriteFileAtomically(dir + "/" + file, t.npy); !s.ok()) return s;
     m["inputs"].push_back({{"position", t.position}, {"name", t.name}, {"file", file},
                            {"dtype", t.dtype}, {"shape", t.dims}, {"bytes", t.bytes}});
     absl::StrAppend(&replay, " --input ", ShellQuote(absl::StrCat("#", t.position, "=", dir, "/", file)));
   }
   m["replay_env"] = failure.replay_env;
   m["replay"] = replay;
-  if (absl::Status s = WriteFileAtomic(dir + "/manifest.json", m.dump(2) + "\n"); !s.ok()) return s;
+  if (absl::Status s = WriteFileAtomically(dir + "/manifest.json", m.dump(2) + "\n"); !s.ok()) return s;
   return dir;
 }
 

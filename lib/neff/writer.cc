@@ -13,6 +13,7 @@
 #include "lib/neff/digest.h"
 #include "lib/neff/neff.h"
 #include "lib/neff/tar.h"
+#include "lib/support/atomic_file.h"
 #include "neuron/version.h"
 
 namespace neff {
@@ -151,7 +152,6 @@ absl::Status FillTempFile(int fd, const std::string& path, const std::vector<Mem
   if (!encoded.ok()) return encoded.status();
   status = PwriteAll(fd, *encoded, 0, path);
   if (!status.ok()) return status;
-  if (::fchmod(fd, 0644) != 0) return SystemError(path, "cannot set permissions");
   if (::fsync(fd) != 0) return SystemError(path, "cannot sync");
   return absl::OkStatus();
 }
@@ -177,18 +177,12 @@ absl::StatusOr<std::string> Write(const std::vector<Member>& members, const Writ
 absl::Status WriteFile(const std::string& path, const std::vector<Member>& members,
                        const WriteOptions& options) {
   if (path == "-") return WriteToStdout(members, options);
-  std::size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.empty()) return NeffError(NRT_INVALID, absl::StrFormat("%s: not a file name", path));
-  std::string temp = dir + "/." + base + ".tmp.XXXXXX";
-  int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0) return SystemError(path, "cannot create a temporary file");
-  absl::Status status = FillTempFile(fd, path, members, options);
-  if (::close(fd) != 0 && status.ok()) status = SystemError(path, "close failed");
-  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) status = SystemError(path, "cannot rename");
-  if (!status.ok()) ::unlink(temp.c_str());
-  return status;
+  absl::StatusOr<neuron::AtomicFile> file = neuron::AtomicFile::Create(path);
+  if (!file.ok()) return NeffError(NRT_FAILURE, std::string(file.status().message()));
+  absl::Status status = FillTempFile(file->fd(), path, members, options);
+  if (!status.ok()) return status;  // the temporary file goes with `file`
+  if (absl::Status s = file->Commit(); !s.ok()) return NeffError(NRT_FAILURE, std::string(s.message()));
+  return absl::OkStatus();
 }
 
 }  // namespace neff

@@ -30,6 +30,7 @@
 #include "lib/runtime/runtime.h"
 #include "lib/runtime/status.h"
 #include "lib/support/cli.h"
+#include "lib/support/atomic_file.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::runtime {
@@ -460,9 +461,9 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   }
   if (!request.output_dir.empty()) {
     const std::string path = request.output_dir + "/outputs.json";
-    std::ofstream out(path);
-    out << json{{"outputs", outputs_json}}.dump(2) << "\n";
-    if (!out.flush()) return Error(absl::StrFormat("%s: cannot write", path));
+    if (absl::Status s = WriteFileAtomically(path, json{{"outputs", outputs_json}}.dump(2) + "\n"); !s.ok()) {
+      return Error(std::string(s.message()));
+    }
   }
   for (const auto& [k, path] : output_files) {
     if (absl::Status s = WriteNpyFile(path, results[k]); !s.ok()) {

@@ -11,6 +11,7 @@
 #include "lib/program/dtype.h"
 #include "lib/program/npy.h"
 #include "lib/support/npy.h"
+#include "lib/support/atomic_file.h"
 
 namespace neuron::runtime {
 namespace {
@@ -108,12 +109,7 @@ absl::Status WriteNpyFile(const std::string& path, const hlo::Literal& value) {
     std::fflush(stdout);
     return absl::OkStatus();
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) ||
-      !out.flush()) {
-    return absl::InternalError(absl::StrFormat("%s: cannot write: %s", path, std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(path, bytes);
 }
 
 hlo::Literal ConvertTensor(const hlo::Literal& value, hlo::ElementType type) {

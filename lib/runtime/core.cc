@@ -4,11 +4,13 @@
 #include <cstring>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/log/log.h"
 #include "lib/runtime/observe.h"
 #include "lib/runtime/status.h"
 #include "lib/support/parse.h"
+#include "lib/support/atomic_file.h"
 
 namespace neuron::runtime {
 namespace {
@@ -204,14 +206,15 @@ void Core::LogOom(const device::OomReport& report, std::string_view what) {
   const std::string path =
       absl::StrFormat("%s/nrt_mem_log_device_%d_nc%d.csv", config_.oom_dump_directory,
                       placement_.device, id());
-  std::ofstream csv(path);
-  if (csv) {
-    csv << "category,in_use_bytes,peak_bytes\n";
-    for (MemoryCategory c : device::AllMemoryCategories()) {
-      const device::MemoryUsage& u = report.usage[static_cast<int>(c)];
-      csv << device::MemoryCategoryName(c) << ',' << u.total << ',' << u.peak << '\n';
-    }
+  std::string csv = "category,in_use_bytes,peak_bytes\n";
+  for (MemoryCategory c : device::AllMemoryCategories()) {
+    const device::MemoryUsage& u = report.usage[static_cast<int>(c)];
+    absl::StrAppend(&csv, device::MemoryCategoryName(c), ",", u.total, ",", u.peak, "\n");
+  }
+  if (absl::Status s = WriteFileAtomically(path, csv); s.ok()) {
     NEURON_LOG(NRT, kError, "Wrote nrt memory alloc debug info to %s", path);
+  } else {
+    NEURON_LOG(NRT, kError, "%s", s.message());
   }
 }
 

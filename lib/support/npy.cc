@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/support/atomic_file.h"
 #include "absl/strings/str_join.h"
 
 namespace neuron::npy {
@@ -191,12 +192,7 @@ absl::Status WriteFile(const std::string& path, const Array& a) {
     std::cout.flush();
     return std::cout ? absl::OkStatus() : absl::InternalError("<stdout>: write failed");
   }
-  std::ofstream f(path, std::ios::binary);
-  if (!f) return absl::PermissionDeniedError(absl::StrCat(path, ": cannot create: ", std::strerror(errno)));
-  f.write(bytes.data(), bytes.size());
-  f.close();
-  if (!f) return absl::InternalError(absl::StrCat(path, ": write failed"));
-  return absl::OkStatus();
+  return WriteFileAtomically(path, bytes);
 }
 
 }  // namespace neuron::npy
