@@ -3,6 +3,7 @@
 #include <getopt.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string_view>
 
@@ -30,14 +31,16 @@ constexpr const char* kUsage =
     "  -e, --maxbytes SIZE         largest size (default 32MB)\n"
     "  -f, --stepfactor F          multiply the size by F each step\n"
     "  -i, --stepbytes SIZE        add SIZE each step (default (max-min)/10)\n"
-    "  -n, --iters N               timed iterations (default 20)\n"
+    "  -n, --iters N               timed iterations (default: per size, about\n"
+    "                              0.1 s of them, 20 to 10000)\n"
     "  -w, --warmup_iters N        untimed iterations first (default 5)\n"
     "  -d, --datatype T            uint8 int8 uint16 int16 uint32 int32 uint64 int64\n"
     "                              fp16 bf16 fp32 fp64 (default uint8)\n"
     "      --op OP                 reduction: sum prod max min (default sum)\n"
     "  -c, --check MODE            random or all_ones inputs, results checked\n"
     "      --seed N                seed of the random inputs (default 0)\n"
-    "  -t, --stats S...            time columns: avg p50 p90 p99 (any pNN)\n"
+    "  -t, --stats S...            time columns: avg p50 p90 p99 (any pNN;\n"
+    "                              default avg p50)\n"
     "      --report-to-json-file F write the results as JSON to F\n"
     "      --json                  print the results as JSON instead of the table\n"
     "      --show-algorithm        add the algorithm column\n"
@@ -298,6 +301,12 @@ int ParseBenchFlags(int argc, char** argv, BenchFlags* flags) {
     }
   }
   return -1;
+}
+
+int AutoIterations(double seconds_per_iteration) {
+  if (!(seconds_per_iteration > 0)) return kAutoMaxIterations;
+  const double n = std::ceil(kAutoIterationSeconds / seconds_per_iteration);
+  return static_cast<int>(std::clamp<double>(n, kAutoMinIterations, kAutoMaxIterations));
 }
 
 std::vector<uint64_t> BenchSizes(const BenchFlags& f) {

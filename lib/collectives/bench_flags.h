@@ -22,12 +22,13 @@ struct BenchFlags {
   uint64_t min_bytes = 32u << 20, max_bytes = 32u << 20;
   double factor = 0;   // -f; 0: use step
   uint64_t step = 0;   // -i; 0: (max-min)/10
-  int iters = 20, warmup = 5;
+  int iters = 0;  // -n; 0: chosen per size (AutoIterations)
+  int warmup = 5;
   DataType type = DataType::kU8;
   ReduceOp reduce = ReduceOp::kSum;
   CheckMode check = CheckMode::kNone;
   uint64_t seed = 0;
-  std::vector<std::string> stats;  // avg, p50, ... (empty: avg only)
+  std::vector<std::string> stats;  // avg, p50, ... (empty: avg and p50)
   std::string json_file;
   bool json = false;
   bool show_algorithm = false;
@@ -42,6 +43,14 @@ struct BenchFlags {
 
 // Returns -1 to go on, else the exit status (help, version, usage error).
 int ParseBenchFlags(int argc, char** argv, BenchFlags* flags);
+
+// Timed iterations of one size when -n is not given: enough that the size
+// runs for about kAutoIterationSeconds, at least nccom-test's 20 and at most
+// 10000, from the time one iteration took (the slowest rank's estimate, so
+// every rank runs the same count).
+constexpr double kAutoIterationSeconds = 0.1;
+constexpr int kAutoMinIterations = 20, kAutoMaxIterations = 10000;
+int AutoIterations(double seconds_per_iteration);
 
 // The sizes to run, from -b/-e/-f/-i.
 std::vector<uint64_t> BenchSizes(const BenchFlags& flags);

@@ -121,6 +121,7 @@ struct Row {
   uint64_t size = 0, count = 0;
   double avg_us = 0, algbw = 0, busbw = 0;
   std::vector<double> stat_us;
+  int iters = 0;
   uint64_t wrong = 0;
   std::string algorithm;
 };
@@ -139,6 +140,7 @@ std::string JsonReport(const BenchFlags& f, const std::vector<Row>& rows,
       if (f.stats[s] == "avg") continue;
       absl::StrAppendFormat(&j, ",\"time:%s(us)\":%.6g", f.stats[s], r.stat_us[s]);
     }
+    absl::StrAppendFormat(&j, ",\"iters\":%d", r.iters);
     if (f.check != CheckMode::kNone) absl::StrAppendFormat(&j, ",\"#wrong\":%u", r.wrong);
     if (f.show_algorithm) absl::StrAppendFormat(&j, ",\"algorithm\":\"%s\"", r.algorithm);
     j += "}";
@@ -195,7 +197,9 @@ double BenchInputValue(const BenchFlags& f, int rank, uint64_t i) {
   return is_signed ? static_cast<double>(h % 201) - 100 : static_cast<double>(h % 201);
 }
 
-int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
+int RunBenchRank(Communicator& comm, const BenchFlags& given, const RunEnv& env) {
+  BenchFlags f = given;
+  if (f.stats.empty()) f.stats = {"avg", "p50"};  // the median beside the mean
   const int me = comm.rank(), world = comm.world();
   const size_t es = DataTypeSize(f.type);
   const std::vector<uint64_t> sizes = BenchSizes(f);
@@ -231,7 +235,9 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
   for (int r = 0; r < world; ++r) ring.emplace_back(r, (r + 1) % world);
   const int partner = (me ^ 1) < world ? (me ^ 1) : me;
   const char* op_name = BenchOpName(f.op);
-  const bool per_iter = std::any_of(f.stats.begin(), f.stats.end(),
+  // Percentiles the user asked for (-t) time each iteration from a barrier;
+  // the default median times the back-to-back iterations one by one.
+  const bool per_iter = std::any_of(given.stats.begin(), given.stats.end(),
                                     [](const std::string& s) { return s != "avg"; });
 
   std::vector<Row> rows;
@@ -257,13 +263,28 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
       }
       return absl::OkStatus();
     };
-    absl::Status st;
-    for (int i = 0; i < f.warmup && st.ok(); ++i) st = once();
-    std::vector<double> times;
     using Clock = std::chrono::steady_clock;
+    absl::Status st;
+    // The fastest warm-up estimates one iteration (the first may carry
+    // one-off set-up); without -n the count follows from it. Every rank runs
+    // the same number of warm-ups, then takes the slowest rank's estimate.
+    double fastest = 0;
+    const int warmups = f.iters == 0 ? std::max(f.warmup, 1) : f.warmup;
+    for (int i = 0; i < warmups && st.ok(); ++i) {
+      const auto t0 = Clock::now();
+      st = once();
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      fastest = i == 0 ? s : std::min(fastest, s);
+    }
+    int iters = f.iters;
+    if (iters == 0 && st.ok()) {
+      st = comm.AllReduce(&fastest, &fastest, 1, DataType::kF64, ReduceOp::kMax);
+      iters = AutoIterations(fastest);
+    }
+    std::vector<double> times;
     if (st.ok() && per_iter) {
-      times.assign(static_cast<size_t>(f.iters), 0);
-      for (int i = 0; i < f.iters && st.ok(); ++i) {
+      times.assign(static_cast<size_t>(iters), 0);
+      for (int i = 0; i < iters && st.ok(); ++i) {
         if (env.execution_barrier) st = comm.Barrier();
         const auto t0 = Clock::now();
         if (st.ok()) st = once();
@@ -271,10 +292,17 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
       }
     } else if (st.ok()) {
       if (env.execution_barrier) st = comm.Barrier();
+      times.assign(static_cast<size_t>(iters), 0);
       const auto t0 = Clock::now();
-      for (int i = 0; i < f.iters && st.ok(); ++i) st = once();
-      times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() /
-                      f.iters);
+      auto last = t0;
+      for (int i = 0; i < iters && st.ok(); ++i) {
+        st = once();
+        const auto now = Clock::now();
+        times[i] = std::chrono::duration<double, std::micro>(now - last).count();
+        last = now;
+      }
+      // The last element: this rank's average over the whole loop.
+      times.push_back(std::chrono::duration<double, std::micro>(last - t0).count() / iters);
     }
     // The slowest rank's time counts.
     if (st.ok()) {
@@ -289,9 +317,15 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
     Row row;
     row.size = size;
     row.count = sh.count;
-    double sum = 0;
-    for (double t : times) sum += t;
-    row.avg_us = sum / static_cast<double>(times.size());
+    row.iters = iters;
+    if (per_iter) {
+      double sum = 0;
+      for (double t : times) sum += t;
+      row.avg_us = sum / static_cast<double>(times.size());
+    } else {
+      row.avg_us = times.back();  // the slowest rank's loop average
+      times.pop_back();
+    }
     for (const std::string& s : f.stats) {
       int p = 0;
       row.stat_us.push_back(s == "avg" ? row.avg_us
@@ -381,7 +415,7 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
     std::fputs(json.c_str(), stdout);
   } else {
     std::string out_text = absl::StrFormat(
-        "# %s: %d rank(s) on %d host(s)%s, %s, %s, iters %d, warmup %d; GB/s = 2^30 bytes/s\n",
+        "# %s: %d rank(s) on %d host(s)%s, %s, %s, iters %s, warmup %d; GB/s = 2^30 bytes/s\n",
         op_name, world, comm.hosts(),
         comm.hosts() > 1 ? absl::StrCat(" over ", comm.TransportName()) : std::string(),
         (f.op == BenchOp::kAllReduce || f.op == BenchOp::kReduceScatter)
@@ -390,7 +424,10 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
         f.check == CheckMode::kNone ? "unchecked (zero inputs)"
                                     : f.check == CheckMode::kRandom ? "checked (random)"
                                                                     : "checked (all_ones)",
-        f.iters, f.warmup);
+        f.iters > 0 ? absl::StrCat(f.iters)
+                    : absl::StrFormat("%d-%d per size (about %g s each)", kAutoMinIterations,
+                                      kAutoMaxIterations, kAutoIterationSeconds),
+        f.warmup);
     if (f.show_algorithm) {
       absl::StrAppendFormat(
           &out_text, "# barrier before each size%s: %s\n", per_iter ? " and iteration" : "",
@@ -409,23 +446,15 @@ int RunBenchRank(Communicator& comm, const BenchFlags& f, const RunEnv& env) {
                             net.max_inflight[1], net.memory, net.registrations, net.region_hits);
     }
     absl::StrAppendFormat(&out_text, "%12s  %12s  %6s", "size(B)", "count(elems)", "type");
-    if (f.stats.empty()) {
-      absl::StrAppendFormat(&out_text, "  %12s", "time(us)");
-    } else {
-      for (const std::string& s : f.stats) {
-        absl::StrAppendFormat(&out_text, "  %12s", absl::StrCat("time:", s, "(us)"));
-      }
+    for (const std::string& s : f.stats) {
+      absl::StrAppendFormat(&out_text, "  %12s", absl::StrCat("time:", s, "(us)"));
     }
     absl::StrAppendFormat(&out_text, "  %11s  %11s  %6s", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
     if (f.show_algorithm) absl::StrAppendFormat(&out_text, "  %s", "algorithm");
     out_text += "\n";
     for (const Row& r : rows) {
       absl::StrAppendFormat(&out_text, "%12u  %12u  %6s", r.size, r.count, DataTypeName(f.type));
-      if (f.stats.empty()) {
-        absl::StrAppendFormat(&out_text, "  %12.2f", r.avg_us);
-      } else {
-        for (double v : r.stat_us) absl::StrAppendFormat(&out_text, "  %12.2f", v);
-      }
+      for (double v : r.stat_us) absl::StrAppendFormat(&out_text, "  %12.2f", v);
       absl::StrAppendFormat(&out_text, "  %11.3f  %11.3f  %6s", r.algbw, r.busbw,
                             check ? absl::StrCat(r.wrong) : "N/A");
       if (f.show_algorithm) absl::StrAppendFormat(&out_text, "  %s", r.algorithm);

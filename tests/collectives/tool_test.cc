@@ -23,6 +23,7 @@
 #include "lib/collectives/bench_flags.h"
 #include "lib/collectives/dtype.h"
 #include "lib/collectives/host_launch.h"
+#include "nlohmann/json.hpp"
 #include "tests/collectives/rank_harness.h"
 #include "tests/support/tool_runner.h"
 
@@ -155,6 +156,37 @@ TEST(NeuronAllreduce, JsonOutputs) {
                       "-b", "8", "-e", "8"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Has(r.err, "/nonexistent/dir/x.json")) << r.err;
+}
+
+// Without -n each size runs enough iterations to be stable (a small size
+// far more than a large one), and the table shows the median beside the
+// mean; -n still fixes the count.
+TEST(NeuronAllreduce, IterationsPerSizeAndTheMedian) {
+  EXPECT_EQ(neuron::collectives::AutoIterations(1e-6), neuron::collectives::kAutoMaxIterations);
+  EXPECT_EQ(neuron::collectives::AutoIterations(1e-3), 100);
+  EXPECT_EQ(neuron::collectives::AutoIterations(1.0), neuron::collectives::kAutoMinIterations);
+  EXPECT_EQ(neuron::collectives::AutoIterations(0), neuron::collectives::kAutoMaxIterations);
+
+  ToolResult r = RunTool(kTool, {"-r", "2", "allr", "-b", "8", "-e", "32MB", "-f", "4096", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json rows = nlohmann::json::parse(r.out)["results"];
+  ASSERT_EQ(rows.size(), 3u) << r.out;
+  for (const nlohmann::json& row : rows) {
+    EXPECT_GE(row["iters"].get<int>(), neuron::collectives::kAutoMinIterations) << row;
+    EXPECT_LE(row["iters"].get<int>(), neuron::collectives::kAutoMaxIterations) << row;
+    EXPECT_TRUE(row.contains("time:p50(us)")) << row;
+    EXPECT_GT(row["time:p50(us)"].get<double>(), 0) << row;
+  }
+  EXPECT_GT(rows[0]["iters"].get<int>(), rows[2]["iters"].get<int>()) << r.out;
+
+  r = RunTool(kTool, {"-r", "2", "allr", "-b", "64", "-e", "64"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "time:avg(us)  time:p50(us)")) << r.out;
+  EXPECT_TRUE(Has(r.out, "per size")) << r.out;
+
+  r = RunTool(kTool, {"-r", "2", "allr", "-b", "8", "-e", "32MB", "-f", "4096", "-n", "7", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const nlohmann::json& row : nlohmann::json::parse(r.out)["results"]) EXPECT_EQ(row["iters"], 7);
 }
 
 TEST(NeuronAllreduce, FailedCheckSavesTensorsAndFails) {
