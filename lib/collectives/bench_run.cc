@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -16,13 +18,17 @@
 #include "absl/strings/str_format.h"
 #include "lib/support/cli.h"
 #include "lib/support/npy.h"
+#include "lib/support/parse.h"
 #include "lib/support/atomic_file.h"
+#include "lib/support/progress.h"
 
 namespace neuron::collectives {
 namespace {
 
 constexpr const char* kTool = "neuron-allreduce";
 constexpr double kGB = 1073741824.0;  // nccom-test's GB/s are 2^30 bytes/s
+// The most per-iteration times a size keeps for its percentiles.
+constexpr size_t kMaxTimedSamples = 65536;
 
 struct Shape {
   uint64_t count = 0;      // elements in the table's count column
@@ -243,7 +249,11 @@ int RunBenchRank(Communicator& comm, const BenchFlags& given, const RunEnv& env)
   std::vector<Row> rows;
   uint64_t total_wrong = 0;
   std::string failure;
+  // Rank 0 shows the sweep; the others stay silent.
+  std::optional<Progress> sweep;
+  if (me == 0) sweep.emplace(absl::StrCat(op_name, " sweep"), sizes.size());
   for (uint64_t size : sizes) {
+    if (sweep) sweep->Update(rows.size(), absl::StrCat(FormatBytes(size), " messages"));
     const Shape sh = ShapeFor(f.op, size, es, world);
     const size_t in_bytes = sh.in_elems * es;
     const size_t out_bytes = sh.out_elems * es;
@@ -281,24 +291,36 @@ int RunBenchRank(Communicator& comm, const BenchFlags& given, const RunEnv& env)
       st = comm.AllReduce(&fastest, &fastest, 1, DataType::kF64, ReduceOp::kMax);
       iters = AutoIterations(fastest);
     }
+    // Per-iteration times: every one up to kMaxTimedSamples, beyond that a
+    // uniform sample (so -n 100000000 neither allocates nor all-reduces
+    // gigabytes). The same seed on every rank picks the same iterations,
+    // which keeps the element-wise maximum across ranks meaningful.
     std::vector<double> times;
+    times.reserve(std::min<size_t>(static_cast<size_t>(iters), kMaxTimedSamples) + 1);
+    std::minstd_rand pick(12345);
+    auto keep = [&](int i, double us) {
+      if (times.size() < kMaxTimedSamples) {
+        times.push_back(us);
+        return;
+      }
+      const size_t j = pick() % (static_cast<size_t>(i) + 1);
+      if (j < kMaxTimedSamples) times[j] = us;
+    };
     if (st.ok() && per_iter) {
-      times.assign(static_cast<size_t>(iters), 0);
       for (int i = 0; i < iters && st.ok(); ++i) {
         if (env.execution_barrier) st = comm.Barrier();
         const auto t0 = Clock::now();
         if (st.ok()) st = once();
-        times[i] = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+        keep(i, std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       }
     } else if (st.ok()) {
       if (env.execution_barrier) st = comm.Barrier();
-      times.assign(static_cast<size_t>(iters), 0);
       const auto t0 = Clock::now();
       auto last = t0;
       for (int i = 0; i < iters && st.ok(); ++i) {
         st = once();
         const auto now = Clock::now();
-        times[i] = std::chrono::duration<double, std::micro>(now - last).count();
+        keep(i, std::chrono::duration<double, std::micro>(now - last).count());
         last = now;
       }
       // The last element: this rank's average over the whole loop.
