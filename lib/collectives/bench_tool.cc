@@ -19,6 +19,7 @@
 #include "lib/device/instance_catalog.h"
 #include "lib/log/log.h"
 #include "lib/support/cli.h"
+#include "lib/support/progress.h"
 
 namespace neuron::collectives {
 namespace {
@@ -63,6 +64,7 @@ int AllReduceToolMain(int argc, char** argv) {
   BenchFlags flags;
   const int rc = ParseBenchFlags(argc, argv, &flags);
   if (rc >= 0) return rc;
+  Progress::EnableForTool(kTool, /*quiet=*/false);
   const config::EnvLookup env = config::ProcessEnv();
   auto launch = LaunchFromEnv(env);
   if (!launch.ok()) return UsageError(kTool, std::string(launch.status().message()));

@@ -21,6 +21,7 @@
 #include "lib/compiler/supported_ops.h"
 #include "lib/support/cli.h"
 #include "lib/support/atomic_file.h"
+#include "lib/support/progress.h"
 #include "neuron/version.h"
 
 namespace neuron::compiler {
@@ -172,6 +173,7 @@ int Compile(const CompileOptions& o) {
 }  // namespace
 
 int RunNeuronCompile(const std::vector<std::string>& args) {
+  Progress::EnableForTool("neuron-compile", /*quiet=*/false);
   if (args.empty()) {
     // No command is a usage error: the help goes to stderr, exit 2.
     std::cerr << GeneralHelp();

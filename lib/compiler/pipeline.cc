@@ -3,12 +3,14 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/compiler/diagnostics.h"
 #include "lib/compiler/error_codes.h"
 #include "lib/compiler/ir_util.h"
 #include "lib/compiler/passes/passes.h"
 #include "lib/hlo/verifier.h"
+#include "lib/support/progress.h"
 
 namespace neuron::compiler {
 
@@ -20,7 +22,10 @@ std::vector<std::string> PassPipeline::PassNames() const {
 
 absl::Status PassPipeline::Run(std::unique_ptr<hlo::Module>& module, bool verify_each, CompileLog& log,
                                std::vector<PassStats>* stats) {
+  Progress progress(absl::StrCat("compiling ", module->name()), passes_.size());
+  size_t done = 0;
   for (const auto& pass : passes_) {
+    progress.Update(done++, pass->Name());
     PassStats s;
     s.name = std::string(pass->Name());
     s.instructions_before = module->instruction_count();
@@ -45,6 +50,7 @@ absl::Status PassPipeline::Run(std::unique_ptr<hlo::Module>& module, bool verify
       }
     }
   }
+  progress.Update(done);
   return absl::OkStatus();
 }
 

@@ -9,6 +9,7 @@
 #include "lib/kernels/data_movement.h"
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/gemm.h"
+#include "lib/kernels/lazy_scratch.h"
 
 namespace neuron::kernels {
 namespace {
@@ -60,8 +61,8 @@ class OperandPrep {
   std::vector<int64_t> perm_;
   bool identity_ = true, in_place_ = false;
   Buf permuted_;
-  std::vector<uint8_t> perm_bytes_;
-  std::vector<uint8_t> domain_;
+  LazyScratch perm_bytes_;
+  LazyScratch domain_;
 };
 
 Domain ComputeDomain(ET a, ET b, ET out) {
@@ -209,7 +210,7 @@ class GeneralDot : public DotKernel {
   int64_t batch_ = 1, m_ = 1, n_ = 1, k_ = 1;
   bool ta_ = false, tb_ = false, out_in_place_ = false;
   OperandPrep lhs_, rhs_;
-  std::vector<uint8_t> result_;
+  LazyScratch result_;
 };
 
 // Convolution as GEMMs: canonical input [N, C, S...], kernel [O, I, K...],
@@ -437,14 +438,14 @@ class ConvKernel : public DotKernel {
   int64_t ks_ = 1, os_ = 1, is_ = 1;
   std::vector<int64_t> in_sp_, k_sp_, out_sp_, out_perm_, canon_dims_;
   std::vector<hlo::WindowDim> win_;
-  std::vector<uint8_t> col_, canon_out_, canon_store_;
+  LazyScratch col_, canon_out_, canon_store_;
   // im2col: offsets_[kk * os + oo] is InputOffset(kk, oo).
   std::vector<int64_t> offsets_;
   // Tap by tap: kernel position kk meets pairs [tap_start_[kk], tap_start_[kk + 1]),
   // multiplied tap_batch_ images at a time in the scratch below.
   std::vector<int64_t> tap_start_, tap_oo_, tap_off_;
   int64_t tap_batch_ = 1;
-  std::vector<uint8_t> tap_kernel_, tap_gathered_, tap_product_;
+  LazyScratch tap_kernel_, tap_gathered_, tap_product_;
 };
 
 }  // namespace

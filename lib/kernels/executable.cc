@@ -67,6 +67,9 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Build(const hlo::Module&
     return absl::Status(entry.status().code(),
                         absl::StrCat(module.name(), ": ", entry.status().message()));
   }
+  if (absl::Status s = impl->planner->CommitBuffers(); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(module.name(), ": ", s.message()));
+  }
   impl->entry = *entry;
   for (const auto& param : impl->entry->params)
     for (Buf* b : param) {

@@ -51,13 +51,16 @@ bool HasNonFinite(const Buf& b);
 class Planner {
  public:
   Planner(BufferAllocator* allocator, std::deque<Buf>* bufs,
-          std::vector<std::pair<void*, size_t>>* allocations)
-      : allocator_(allocator), bufs_(bufs), allocations_(allocations) {}
+          std::vector<std::pair<void*, size_t>>* allocations);
 
   absl::StatusOr<CompPlan*> Plan(const hlo::Computation& comp);
   void set_external_constants(ExternalConstantFn fn) { external_constant_ = std::move(fn); }
   int64_t constant_bytes() const { return constant_bytes_; }
   int64_t owned_bytes() const { return owned_bytes_; }
+  // Zeroes (commits) the buffers planned, so a run does not fault their
+  // pages in; first checks they fit in the host's free memory, and fails
+  // naming both figures if not (instead of the OOM killer ending us).
+  absl::Status CommitBuffers();
 
   // Fresh leaves for a shape (tokens have none): owned storage or bound.
   // Shareable owned leaves get storage when the computation is planned,
@@ -94,6 +97,10 @@ class Planner {
   int64_t position_ = 0;              // index of the instruction being planned
   std::map<const Buf*, Buf*> alias_of_;  // reshape-like aliases -> source
   int64_t constant_bytes_ = 0, owned_bytes_ = 0;
+  // Buffers to zero in CommitBuffers (constants are written at once), and
+  // the bytes of every buffer planned.
+  std::vector<std::pair<void*, size_t>> to_commit_;
+  uint64_t planned_bytes_ = 0;
 };
 
 // broadcast of a one-element array (elementwise users read it as a splat).

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "lib/kernels/data_movement.h"
 #include "lib/kernels/device_print.h"
@@ -27,6 +28,8 @@
 #include "lib/kernels/custom_calls.h"
 #include "lib/kernels/linear_algebra.h"
 #include "lib/kernels/scalar_fn.h"
+#include "lib/support/host_memory.h"
+#include "lib/support/parse.h"
 
 namespace neuron::kernels {
 
@@ -95,6 +98,25 @@ absl::Status RunPlan(const CompPlan& plan, RunCtx& ctx) {
   return absl::OkStatus();
 }
 
+Planner::Planner(BufferAllocator* allocator, std::deque<Buf>* bufs,
+                 std::vector<std::pair<void*, size_t>>* allocations)
+    : allocator_(allocator), bufs_(bufs), allocations_(allocations) {}
+
+absl::Status Planner::CommitBuffers() {
+  // Leave the host some room: a tenth of what is free, at most 1 GiB.
+  const uint64_t available = HostMemoryAvailable();
+  const uint64_t budget = available - std::min<uint64_t>(available / 10, uint64_t{1} << 30);
+  if (available > 0 && planned_bytes_ > budget) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "the model's buffers need %s of host memory on the simulated device, and this host has "
+        "%s free",
+        FormatBytes(planned_bytes_), FormatBytes(available)));
+  }
+  for (const auto& [p, bytes] : to_commit_) std::memset(p, 0, bytes);
+  to_commit_.clear();
+  return absl::OkStatus();
+}
+
 Buf* Planner::NewBuf(ET type, std::vector<int64_t> dims, Buf::Role role, bool shareable) {
   bufs_->push_back(Buf::Of(type, std::move(dims)));
   Buf* b = &bufs_->back();
@@ -106,7 +128,12 @@ Buf* Planner::NewBuf(ET type, std::vector<int64_t> dims, Buf::Role role, bool sh
   if (role != Buf::Role::kBound) {
     size_t bytes = std::max<size_t>(static_cast<size_t>(b->bytes), 64);
     void* p = allocator_->Allocate(bytes);
-    std::memset(p, 0, bytes);  // first touch now, not during a run
+    planned_bytes_ += bytes;
+    if (role == Buf::Role::kConstant) {
+      std::memset(p, 0, bytes);  // its values are written next
+    } else {
+      to_commit_.push_back({p, bytes});
+    }
     allocations_->push_back({p, bytes});
     b->data = static_cast<uint8_t*>(p);
     (role == Buf::Role::kConstant ? constant_bytes_ : owned_bytes_) += b->bytes;
@@ -192,7 +219,8 @@ void Planner::AssignSharedStorage(const hlo::Computation& comp,
     placed.push_back(i);
   }
   void* mem = allocator_->Allocate(static_cast<size_t>(std::max<int64_t>(arena, 64)));
-  std::memset(mem, 0, static_cast<size_t>(std::max<int64_t>(arena, 64)));  // first touch now
+  planned_bytes_ += static_cast<size_t>(std::max<int64_t>(arena, 64));
+  to_commit_.push_back({mem, static_cast<size_t>(std::max<int64_t>(arena, 64))});
   allocations_->push_back({mem, static_cast<size_t>(std::max<int64_t>(arena, 64))});
   for (Item& it : items) it.buf->data = static_cast<uint8_t*>(mem) + it.offset;
   owned_bytes_ += arena;

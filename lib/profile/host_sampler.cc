@@ -1,4 +1,5 @@
 #include "lib/profile/host_sampler.h"
+#include "lib/support/host_memory.h"
 
 #include <time.h>
 #include <unistd.h>
@@ -32,17 +33,7 @@ HostSample SampleHost() {
       s.rss_bytes = resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     std::fclose(f);
   }
-  if (FILE* f = std::fopen("/proc/meminfo", "r")) {
-    char line[256];
-    while (std::fgets(line, sizeof line, f) != nullptr) {
-      unsigned long long kib = 0;
-      if (std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
-        s.host_available_bytes = kib * 1024;
-        break;
-      }
-    }
-    std::fclose(f);
-  }
+  s.host_available_bytes = HostMemoryAvailable();
   return s;
 }
 

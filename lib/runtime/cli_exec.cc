@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -31,6 +32,7 @@
 #include "lib/runtime/status.h"
 #include "lib/support/cli.h"
 #include "lib/support/atomic_file.h"
+#include "lib/support/progress.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::runtime {
@@ -194,7 +196,7 @@ absl::Status PrepareReplica(Runtime& rt, Replica& r, const std::vector<BoundInpu
 // several cores, `warmed` holds every core until all have warmed up, so no
 // core's one-off first execution overlaps another's measured window.
 void RunReplica(Replica& r, int64_t warmup, int64_t iterations, const ExecuteOptions& options,
-                std::atomic<bool>* failed, std::barrier<>* warmed) {
+                std::atomic<bool>* failed, std::barrier<>* warmed, Progress* progress) {
   for (int64_t i = 0; i < warmup && !failed->load(); ++i) {
     absl::StatusOr<ExecuteResult> res = r.model->Execute(r.in_ptrs, r.out_ptrs, options);
     if (!res.ok()) {
@@ -221,6 +223,7 @@ void RunReplica(Replica& r, int64_t warmup, int64_t iterations, const ExecuteOpt
     r.last = *res;
     r.samples_ns.push_back(
         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+    if (progress != nullptr) progress->Update(static_cast<uint64_t>(i + 1), "executions");
   }
   r.timed_end = Clock::now();
   r.wall_ns = static_cast<uint64_t>(
@@ -382,18 +385,28 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   const int64_t warmup = request.warmup;
   const int64_t iterations = std::max<int64_t>(1, request.iterations);
   std::atomic<bool> failed{false};
+  // The first core's count shows how far a benchmark is.
+  std::optional<Progress> progress;
+  if (request.benchmark) {
+    progress.emplace(absl::StrFormat("benchmark on %d core%s", replicas.size(),
+                                     replicas.size() == 1 ? "" : "s"),
+                     static_cast<uint64_t>(iterations));
+  }
+  Progress* shown = progress ? &*progress : nullptr;
   if (replicas.size() == 1) {
-    RunReplica(replicas[0], warmup, iterations, exec_options, &failed, nullptr);
+    RunReplica(replicas[0], warmup, iterations, exec_options, &failed, nullptr, shown);
   } else {
     std::barrier<> warmed(static_cast<std::ptrdiff_t>(replicas.size()));
     std::vector<std::thread> threads;
     for (Replica& r : replicas) {
-      threads.emplace_back([&r, warmup, iterations, &exec_options, &failed, &warmed] {
-        RunReplica(r, warmup, iterations, exec_options, &failed, &warmed);
+      Progress* mine = &r == &replicas.front() ? shown : nullptr;
+      threads.emplace_back([&r, warmup, iterations, &exec_options, &failed, &warmed, mine] {
+        RunReplica(r, warmup, iterations, exec_options, &failed, &warmed, mine);
       });
     }
     for (std::thread& t : threads) t.join();
   }
+  progress.reset();  // erase the line before the results
   for (const Replica& r : replicas) {
     if (!r.error.ok()) {
       std::string where = job.world > 1 ? absl::StrFormat("rank %d (nc%d)", job.rank, r.model->core_id())
@@ -577,6 +590,7 @@ ExecRequest ForRank(const ExecRequest& request, int rank, int world) {
 }  // namespace
 
 int RunExec(const ExecRequest& request) {
+  Progress::EnableForTool(kTool, /*quiet=*/false);
   const config::EnvLookup env = config::ProcessEnv();
   absl::StatusOr<std::optional<collectives::Launch>> launch = collectives::LaunchFromEnv(env);
   if (!launch.ok()) return Error(std::string(launch.status().message()));

@@ -11,6 +11,7 @@
 #include "lib/runtime/status.h"
 #include "lib/support/cli.h"
 #include "lib/support/parse.h"
+#include "lib/support/progress.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::runtime {
@@ -47,6 +48,7 @@ json MetricsJson(const MemoryMetricsSnapshot& metrics) {
 }  // namespace
 
 int RunLoad(const LoadRequest& request) {
+  Progress::EnableForTool(kTool, /*quiet=*/false);
   InitOptions init;
   if (request.cores.has_value()) {
     init.cores = request.cores;

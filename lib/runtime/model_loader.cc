@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/device/instance_catalog.h"
 #include "lib/log/log.h"
@@ -16,6 +17,7 @@
 #include "lib/runtime/scratchpad.h"
 #include "lib/runtime/status.h"
 #include "lib/support/parse.h"
+#include "lib/support/progress.h"
 
 namespace neuron::runtime {
 namespace {
@@ -182,6 +184,7 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   state->core = core;
   state->config = &rt.config();
   state->timings.read_ms = read_ms;
+  Progress progress(absl::StrCat("loading ", display), 5);
 
   absl::StatusOr<neff::Header> header = neff::ReadHeaderOnly(bytes);
   if (!header.ok()) return fail(header.status());
@@ -199,6 +202,7 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
     state->timings.hash_ms = MsSince(t);
   }
 
+  progress.Update(1, "reading the members");
   auto t = Clock::now();
   absl::StatusOr<neff::Package> package = neff::Read(bytes, read_options);
   if (!package.ok()) return fail(package.status());
@@ -207,6 +211,7 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   if (state->neff.storage == nullptr) state->neff.storage = keepalive;
   state->timings.decompress_ms = MsSince(t);
 
+  progress.Update(2, "reading the program");
   t = Clock::now();
   absl::StatusOr<program::Package> program = program::Deserialize(state->neff);
   if (!program.ok()) {
@@ -229,6 +234,7 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   if (!constants.ok()) return fail(constants.status());
   state->timings.deserialize_ms = MsSince(t);
 
+  progress.Update(3, "planning the kernels");
   t = Clock::now();
   kernels::BuildOptions build;
   build.external_constant = [&constants](const hlo::Instruction& instr) -> const uint8_t* {
@@ -237,9 +243,14 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   };
   absl::StatusOr<std::unique_ptr<kernels::Executable>> exe =
       kernels::Executable::Build(*state->program.module, build);
-  if (!exe.ok()) return fail(RtError(NRT_INVALID, std::string(exe.status().message())));
+  if (!exe.ok()) {
+    // Too big for this host's memory is a resource limit, not a bad NEFF.
+    const NRT_STATUS code = absl::IsResourceExhausted(exe.status()) ? NRT_RESOURCE : NRT_INVALID;
+    return fail(RtError(code, std::string(exe.status().message())));
+  }
   state->executable = std::move(*exe);
   state->timings.build_ms = MsSince(t);
+  progress.Update(4, "placing it in device memory");
   if (!cfg.disable_debug_info) {
     t = Clock::now();
     state->debug_info = DebugInfo::Build(*state->program.module);

@@ -237,6 +237,28 @@ TEST_F(ExecToolTest, BenchmarkOnSeveralCoresReportsEachCore) {
   EXPECT_NE(one.out.find("3 iterations (1 warmup)"), std::string::npos) << one.out;
 }
 
+// A model whose buffers cannot fit this host's memory (8 TiB of
+// intermediates) fails at load with one line naming both figures and
+// NRT_RESOURCE, at once, instead of committing memory until the OOM killer
+// ends the process.
+TEST_F(ExecToolTest, AModelTooBigForTheHostFailsAtLoad) {
+  const std::string neff = WriteNeff(R"(
+HloModule too_big
+ENTRY main {
+  p = f32[1024] parameter(0)
+  e = f32[1024] exponential(p)
+  big = f32[1073741824,1024] broadcast(e), dimensions={1}
+  big2 = f32[1073741824,1024] multiply(big, big)
+  ROOT r = f32[1,1024] slice(big2), slice={[0:1], [0:1024]}
+})", "too_big.neff");
+  ToolResult r = Exec({neff, "--random-inputs"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("of host memory on the simulated device, and this host has"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("TiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("NRT_RESOURCE"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 // The aggregate is every measured execution over the window in which the
 // cores ran together: at most the sum of the per-core rates (the window is at
 // least each core's own), and not dragged below the slowest core by the
