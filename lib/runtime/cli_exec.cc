@@ -535,13 +535,15 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
     }
     // Throughput of all cores together: every measured execution over the
     // window from the first core's timed start to the last core's end.
-    LatencyStats total = ComputeLatencyStats(all, MeasuredWindowNs(replicas));
+    const uint64_t window_ns = MeasuredWindowNs(replicas);
+    LatencyStats total = ComputeLatencyStats(all, window_ns);
     absl::StrAppend(&text, absl::StrFormat("%d iterations (%d warmup) on %d core%s: %s\n",
                                            iterations, warmup, replicas.size(),
                                            replicas.size() == 1 ? "" : "s", StatsLine(total)));
     json b = StatsJson(total);
     b["iterations"] = iterations;
     b["warmup"] = warmup;
+    b["window_s"] = static_cast<double>(window_ns) * 1e-9;
     b["per_core"] = per_core;
     doc["benchmark"] = b;
   }
