@@ -2,7 +2,7 @@
 # missing (idempotent; fast when nothing is), then build.
 # Usage: source scripts/lib/common.sh; ensure_deps; build_tree out [gn args]
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+ROOT="$(cd -P "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 # Debian packages the build, the tests and the benchmarks need.
 DEPS=(
@@ -11,7 +11,7 @@ DEPS=(
   libcurl4-openssl-dev libzstd-dev zlib1g-dev libssl-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev
   libopenblas-dev libopenblas-serial-dev libdnnl-dev
-  mandoc dpkg-dev
+  mandoc dpkg-dev jq zstd util-linux
   clang-14 libclang-rt-14-dev
   python3 python3-numpy
   openmpi-bin
