@@ -106,9 +106,15 @@ size_t ParseCommand(const Command& c, const std::vector<std::string>& args, size
     absl::Status s = o->handle(value);
     if (s.ok()) return true;
     out->action = ParsedArgs::kError;
-    out->error = o->arg == Arg::kNone
-                     ? Cat(spelling, ": ", std::string(s.message()))
-                     : Cat(spelling, " '", value, "': ", std::string(s.message()));
+    const std::string message(s.message());
+    if (StartsWith(message, spelling) ||
+        (!o->long_name.empty() && StartsWith(message, Cat("--", o->long_name)))) {
+      out->error = message;  // it names the option already
+    } else if (o->arg == Arg::kNone) {
+      out->error = Cat(spelling, ": ", message);
+    } else {
+      out->error = Cat(spelling, " '", value, "': ", message);
+    }
     return false;
   };
   // The words after args[*i] that a kOneOrMore option takes.
@@ -238,8 +244,8 @@ void AppendRows(const std::vector<std::pair<std::string, std::string_view>>& row
   }
   const size_t column = width + 2;
   for (const auto& [left, help] : rows) {
-    if (left.empty()) {  // a heading
-      Append(out, "\n", help, "\n");
+    if (left.empty()) {  // a heading (or, without text, a blank line)
+      Append(out, "\n", help, help.empty() ? "" : "\n");
       continue;
     }
     std::string line = left;
@@ -399,8 +405,6 @@ std::string HelpText(const Command& c) {
   }
   std::string listing;
   AppendRows(rows, &listing);
-  // A heading with no text only separates: drop its empty line.
-  for (size_t at; (at = listing.find("\n\n\n")) != std::string::npos;) listing.erase(at, 1);
   Append(&out, listing);
   if (!c.notes.empty()) Append(&out, "\n", c.notes, "\n");
   return out;

@@ -31,7 +31,8 @@ enum class Arg {
 
 // Called with the option's value ("" for a flag; once per word for
 // kOneOrMore). An error's message says what is wrong with the value; the
-// parser prefixes the option and the value.
+// parser prefixes the option and the value unless the message starts with
+// the option's name already.
 using Handler = std::function<absl::Status(std::string_view value)>;
 
 struct Option {
