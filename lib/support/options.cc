@@ -255,7 +255,7 @@ void AppendRows(const std::vector<std::pair<std::string, std::string_view>>& row
         Append(out, line, "\n");
         line.clear();
       }
-      line.resize(std::max(line.size(), column), ' ');
+      if (!part.empty()) line.resize(std::max(line.size(), column), ' ');
       Append(out, line, part, "\n");
       line.clear();
       first = false;
