@@ -177,9 +177,9 @@ int RunNeuronCompile(const std::vector<std::string>& args) {
       ParseCommandLine(args, Env("NEURON_CC_FLAGS"), Env("NEURON_COMPILE_CACHE_URL"));
   if (!parsed.ok()) {
     // The convention's usage error: one line naming the problem, a hint.
-    const bool compiling = !args.empty() && args[0] == "compile";
+    const bool sub = !args.empty() && (args[0] == "compile" || args[0] == "list-operators");
     PrintError(kTool, std::string(parsed.status().message()));
-    std::cerr << "Try '" << kTool << (compiling ? " compile" : "") << " --help'.\n";
+    std::cerr << "Try '" << kTool << (sub ? " " + args[0] : std::string()) << " --help'.\n";
     return kExitUsage;
   }
   switch (parsed->command) {
