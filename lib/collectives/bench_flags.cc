@@ -1,7 +1,5 @@
 #include "lib/collectives/bench_flags.h"
 
-#include <getopt.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "lib/support/cli.h"
+#include "lib/support/options.h"
 #include "lib/support/parse.h"
 
 namespace neuron::collectives {
@@ -19,42 +18,10 @@ namespace {
 
 constexpr const char* kTool = "neuron-allreduce";
 
-constexpr const char* kUsage =
-    "usage: neuron-allreduce -r NRANKS [allr|allg|redsct|sendrecv|permute] [options]\n"
-    "\n"
-    "Measure and check collectives across ranks (the flags of nccom-test).\n"
-    "\n"
-    "  -r, --nworkers N            ranks (forked on this host; under mpirun/srun\n"
-    "                              the launcher's world size)\n"
-    "  -N, --nnodes N              hosts the ranks must span (checked)\n"
-    "  -b, --minbytes SIZE         smallest size (default 32MB); kb/MB/gb suffixes\n"
-    "  -e, --maxbytes SIZE         largest size (default 32MB)\n"
-    "  -f, --stepfactor F          multiply the size by F each step\n"
-    "  -i, --stepbytes SIZE        add SIZE each step (default (max-min)/10)\n"
-    "  -n, --iters N               timed iterations (default: per size, about\n"
-    "                              0.1 s of them, 20 to 10000)\n"
-    "  -w, --warmup_iters N        untimed iterations first (default 5)\n"
-    "  -d, --datatype T            uint8 int8 uint16 int16 uint32 int32 uint64 int64\n"
-    "                              fp16 bf16 fp32 fp64 (default uint8)\n"
-    "      --op OP                 reduction: sum prod max min (default sum)\n"
-    "  -c, --check MODE            random or all_ones inputs, results checked\n"
-    "      --seed N                seed of the random inputs (default 0)\n"
-    "  -t, --stats S...            time columns: avg p50 p90 p99 (any pNN;\n"
-    "                              default avg p50)\n"
-    "      --report-to-json-file F write the results as JSON to F\n"
-    "      --json                  print the results as JSON instead of the table\n"
-    "      --show-algorithm        add the algorithm column\n"
-    "      --algorithm A           across hosts: auto ring rdh hier (default auto)\n"
-    "  -s, --hosts H...            start the ranks on these hosts with mpirun,\n"
-    "                              -r/N on each (needs NEURON_RT_ROOT_COMM_ID)\n"
-    "      --hosts-file F          the same, one host a line\n"
-    "  -h, --help                  print this help\n"
-    "      --version               print the version\n"
-    "\n"
-    "GB/s in the table means 2^30 bytes per second, as nccom-test's.\n"
-    "Multi-host: NEURON_RT_ROOT_COMM_ID=host:port of rank 0. See neuron-allreduce(1).\n";
+using cli::Arg;
+using Status = absl::Status;
 
-enum LongOnly { kOp = 256, kSeed, kReport, kJson, kShowAlgorithm, kAlgorithm, kVersion };
+Status Invalid(std::string_view why) { return absl::InvalidArgumentError(std::string(why)); }
 
 constexpr std::string_view kAlgorithms[] = {"auto", "ring", "rdh", "hier"};
 
@@ -66,49 +33,6 @@ bool IsCollectiveName(std::string_view s) {
   return false;
 }
 
-// Takes --hosts (-s) H... and --hosts-file F out of args: the host flags
-// are the launcher's, and the ranks it starts get the rest. --hosts takes
-// the words up to the next option or collective name, each word one host
-// or several joined by commas, as nccom-test's.
-absl::Status TakeHostFlags(std::vector<std::string>* args, BenchFlags* flags) {
-  std::vector<std::string> rest;
-  const auto add_hosts = [&](const std::string& word) {
-    for (absl::string_view h : absl::StrSplit(word, ',', absl::SkipEmpty())) {
-      flags->hosts.emplace_back(h);
-    }
-  };
-  for (size_t i = 0; i < args->size(); ++i) {
-    const std::string& a = (*args)[i];
-    if (a == "--") {
-      rest.insert(rest.end(), args->begin() + static_cast<long>(i), args->end());
-      break;
-    }
-    if (i == 0) {
-      rest.push_back(a);
-    } else if (a == "-s" || a == "--hosts") {
-      size_t before = flags->hosts.size();
-      while (i + 1 < args->size() && (*args)[i + 1].rfind('-', 0) != 0 &&
-             !IsCollectiveName((*args)[i + 1])) {
-        add_hosts((*args)[++i]);
-      }
-      if (flags->hosts.size() == before) {
-        return absl::InvalidArgumentError(absl::StrCat(a, " needs one or more hosts"));
-      }
-    } else if (a.rfind("--hosts=", 0) == 0) {
-      add_hosts(a.substr(8));
-    } else if (a == "--hosts-file") {
-      if (i + 1 >= args->size()) return absl::InvalidArgumentError("--hosts-file needs a file");
-      flags->hosts_file = (*args)[++i];
-    } else if (a.rfind("--hosts-file=", 0) == 0) {
-      flags->hosts_file = a.substr(13);
-    } else {
-      rest.push_back(a);
-    }
-  }
-  *args = std::move(rest);
-  return absl::OkStatus();
-}
-
 bool IsStatName(std::string_view s) {
   if (s == "avg") return true;
   int p = 0;
@@ -117,13 +41,24 @@ bool IsStatName(std::string_view s) {
          p >= 0 && p <= 100;
 }
 
-absl::StatusOr<uint64_t> Size(const char* flag, const char* text) {
-  auto v = ParseSizeWithSuffix(text);
-  if (!v.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, " '", text, "': ", v.status().message()));
-  }
-  return *v;
+// A handler for a whole number from min to max.
+template <typename T>
+cli::Handler Count(uint64_t min, uint64_t max, T* out) {
+  return [=](std::string_view v) -> Status {
+    absl::StatusOr<uint64_t> n = ParseUnsigned(v, max);
+    if (!n.ok() || *n < min) return Invalid(absl::StrCat("expected a whole number from ", min, " to ", max));
+    *out = static_cast<T>(*n);
+    return absl::OkStatus();
+  };
+}
+
+cli::Handler Size(uint64_t* out) {
+  return [=](std::string_view v) -> Status {
+    absl::StatusOr<uint64_t> n = ParseSizeWithSuffix(v);
+    if (!n.ok()) return n.status();
+    *out = *n;
+    return absl::OkStatus();
+  };
 }
 
 }  // namespace
@@ -140,164 +75,156 @@ const char* BenchOpName(BenchOp op) {
 }
 
 int ParseBenchFlags(int argc, char** argv, BenchFlags* flags) {
-  std::vector<std::string> args(argv, argv + argc);
-  if (absl::Status st = TakeHostFlags(&args, flags); !st.ok()) {
-    return UsageError(kTool, std::string(st.message()));
-  }
-  if (!args.empty()) flags->rank_args.assign(args.begin() + 1, args.end());
-  // -t/--stats takes several words: gather them into one argument first.
-  std::vector<std::string> fixed;
-  for (size_t i = 0; i < args.size(); ++i) {
-    fixed.push_back(args[i]);
-    if (i > 0 && (args[i] == "-t" || args[i] == "--stats")) {
-      std::string joined;
-      while (i + 1 < args.size() && IsStatName(args[i + 1])) {
-        joined += (joined.empty() ? "" : ",") + args[++i];
-      }
-      if (!joined.empty()) fixed.push_back(joined);
-    }
-  }
-  std::vector<char*> av;
-  for (std::string& s : fixed) av.push_back(s.data());
-  av.push_back(nullptr);
-  int ac = static_cast<int>(fixed.size());
-
-  static const option kOptions[] = {
-      {"nworkers", required_argument, nullptr, 'r'},
-      {"nnodes", required_argument, nullptr, 'N'},
-      {"minbytes", required_argument, nullptr, 'b'},
-      {"maxbytes", required_argument, nullptr, 'e'},
-      {"stepfactor", required_argument, nullptr, 'f'},
-      {"stepbytes", required_argument, nullptr, 'i'},
-      {"iters", required_argument, nullptr, 'n'},
-      {"warmup_iters", required_argument, nullptr, 'w'},
-      {"datatype", required_argument, nullptr, 'd'},
-      {"check", required_argument, nullptr, 'c'},
-      {"stats", required_argument, nullptr, 't'},
-      {"op", required_argument, nullptr, kOp},
-      {"seed", required_argument, nullptr, kSeed},
-      {"report-to-json-file", required_argument, nullptr, kReport},
-      {"json", no_argument, nullptr, kJson},
-      {"show-algorithm", no_argument, nullptr, kShowAlgorithm},
-      {"algorithm", required_argument, nullptr, kAlgorithm},
-      {"help", no_argument, nullptr, 'h'},
-      {"version", no_argument, nullptr, kVersion},
-      {nullptr, 0, nullptr, 0},
-  };
-  opterr = 0;
-  optind = 1;
   bool have_f = false, have_i = false;
-  for (;;) {
-    int index = 0;
-    const int c = getopt_long(ac, av.data(), ":r:N:b:e:f:i:n:w:d:c:t:h", kOptions, &index);
-    if (c == -1) break;
-    const char* arg = optarg;
-    auto count = [&](const char* flag, uint64_t max, uint64_t min,
-                     auto* out) -> bool {
-      auto v = ParseUnsigned(arg, max);
-      if (!v.ok() || *v < min) {
-        UsageError(kTool, absl::StrCat(flag, " '", arg, "': expected a whole number from ",
-                                       min, " to ", max));
-        return false;
-      }
-      *out = static_cast<std::remove_pointer_t<decltype(out)>>(*v);
-      return true;
-    };
-    switch (c) {
-      case 'r': if (!count("-r", 4096, 1, &flags->nranks)) return kExitUsage; break;
-      case 'N': if (!count("-N", 4096, 1, &flags->nnodes)) return kExitUsage; break;
-      case 'n': if (!count("-n", 1000000000, 1, &flags->iters)) return kExitUsage; break;
-      case 'w': if (!count("-w", 1000000000, 0, &flags->warmup)) return kExitUsage; break;
-      case kSeed: if (!count("--seed", UINT64_MAX, 0, &flags->seed)) return kExitUsage; break;
-      case 'b':
-      case 'e':
-      case 'i': {
-        auto v = Size(c == 'b' ? "-b" : c == 'e' ? "-e" : "-i", arg);
-        if (!v.ok()) return UsageError(kTool, std::string(v.status().message()));
-        (c == 'b' ? flags->min_bytes : c == 'e' ? flags->max_bytes : flags->step) = *v;
-        if (c == 'i') {
-          if (*v == 0) return UsageError(kTool, "-i must be more than 0 bytes");
-          have_i = true;
-        }
-        break;
-      }
-      case 'f': {
-        double f = 0;
-        if (!absl::SimpleAtod(arg, &f) || !(f > 1.0) || f > 1e6) {
-          return UsageError(kTool, absl::StrCat("-f '", arg, "': expected a factor above 1"));
-        }
-        flags->factor = f;
-        have_f = true;
-        break;
-      }
-      case 'd': {
-        auto t = ParseDataType(arg);
-        if (!t) {
-          return UsageError(kTool, absl::StrCat("-d '", arg,
-                                                "': expected uint8 int8 uint16 int16 uint32 "
-                                                "int32 uint64 int64 fp16 bf16 fp32 fp64"));
-        }
-        flags->type = *t;
-        break;
-      }
-      case kOp: {
-        auto o = ParseReduceOp(arg);
-        if (!o) return UsageError(kTool, absl::StrCat("--op '", arg, "': expected sum, prod, max or min"));
-        flags->reduce = *o;
-        break;
-      }
-      case 'c': {
-        const std::string_view m(arg);
-        if (m == "random") flags->check = CheckMode::kRandom;
-        else if (m == "all_ones") flags->check = CheckMode::kAllOnes;
-        else return UsageError(kTool, absl::StrCat("-c '", arg, "': expected random or all_ones"));
-        break;
-      }
-      case 't':
-        for (const std::string& s : std::vector<std::string>(absl::StrSplit(arg, ','))) {
-          if (!IsStatName(s)) {
-            return UsageError(kTool, absl::StrCat("-t '", s, "': expected avg or pNN (p50, p90, p99)"));
-          }
-          flags->stats.emplace_back(s);
-        }
-        break;
-      case kReport: flags->json_file = arg; break;
-      case kJson: flags->json = true; break;
-      case kShowAlgorithm: flags->show_algorithm = true; break;
-      case kAlgorithm:
-        if (std::find(std::begin(kAlgorithms), std::end(kAlgorithms), arg) ==
-            std::end(kAlgorithms)) {
-          return UsageError(kTool, absl::StrCat("--algorithm '", arg,
-                                                "': expected auto, ring, rdh or hier"));
-        }
-        flags->algorithm = arg;
-        break;
-      case 'h': std::fputs(kUsage, stdout); return kExitOk;
-      case kVersion: PrintVersion(kTool); return kExitOk;
-      default:
-        return GetoptUsageError(kTool, c, av.data());
+  auto add_hosts = [flags](std::string_view word) -> Status {
+    if (IsCollectiveName(word)) return Invalid("a collective, not a host (give the hosts first)");
+    for (absl::string_view h : absl::StrSplit(absl::string_view(word.data(), word.size()), ',',
+                                              absl::SkipEmpty())) {
+      flags->hosts.emplace_back(h);
     }
+    return absl::OkStatus();
+  };
+  const cli::Command command{
+      .tool = kTool,
+      .usage = "-r NRANKS [allr|allg|redsct|sendrecv|permute] [options]",
+      .description = "Measure and check collectives across ranks (the flags of nccom-test).",
+      .options = {
+          {'r', "nworkers", Arg::kRequired, "N",
+           "ranks (forked on this host; under mpirun/srun\nthe launcher's world size)",
+           Count(1, 4096, &flags->nranks)},
+          {'N', "nnodes", Arg::kRequired, "N", "hosts the ranks must span (checked)",
+           Count(1, 4096, &flags->nnodes)},
+          {'b', "minbytes", Arg::kRequired, "SIZE", "smallest size (default 32MB); kb/MB/gb suffixes",
+           Size(&flags->min_bytes)},
+          {'e', "maxbytes", Arg::kRequired, "SIZE", "largest size (default 32MB)",
+           Size(&flags->max_bytes)},
+          {'f', "stepfactor", Arg::kRequired, "F", "multiply the size by F each step",
+           [&, flags](std::string_view v) -> Status {
+             double f = 0;
+             if (!absl::SimpleAtod(absl::string_view(v.data(), v.size()), &f) || !(f > 1.0) || f > 1e6) {
+               return Invalid("expected a factor above 1");
+             }
+             flags->factor = f;
+             have_f = true;
+             return absl::OkStatus();
+           }},
+          {'i', "stepbytes", Arg::kRequired, "SIZE", "add SIZE each step (default (max-min)/10)",
+           [&, flags](std::string_view v) -> Status {
+             absl::StatusOr<uint64_t> n = ParseSizeWithSuffix(v);
+             if (!n.ok()) return n.status();
+             if (*n == 0) return Invalid("must be more than 0 bytes");
+             flags->step = *n;
+             have_i = true;
+             return absl::OkStatus();
+           }},
+          {'n', "iters", Arg::kRequired, "N",
+           "timed iterations (default: per size, about\n0.1 s of them, 20 to 10000)",
+           Count(1, 1000000000, &flags->iters)},
+          {'w', "warmup_iters", Arg::kRequired, "N", "untimed iterations first (default 5)",
+           Count(0, 1000000000, &flags->warmup)},
+          {'d', "datatype", Arg::kRequired, "T",
+           "uint8 int8 uint16 int16 uint32 int32 uint64 int64\nfp16 bf16 fp32 fp64 (default uint8)",
+           [flags](std::string_view v) -> Status {
+             auto t = ParseDataType(std::string(v));
+             if (!t) {
+               return Invalid("expected uint8 int8 uint16 int16 uint32 int32 uint64 int64 fp16 "
+                              "bf16 fp32 fp64");
+             }
+             flags->type = *t;
+             return absl::OkStatus();
+           },
+           "uint8 int8 uint16 int16 uint32 int32 uint64 int64 fp16 bf16 fp32 fp64"},
+          {0, "op", Arg::kRequired, "OP", "reduction: sum prod max min (default sum)",
+           [flags](std::string_view v) -> Status {
+             auto o = ParseReduceOp(std::string(v));
+             if (!o) return Invalid("expected sum, prod, max or min");
+             flags->reduce = *o;
+             return absl::OkStatus();
+           },
+           "sum prod max min"},
+          {'c', "check", Arg::kRequired, "MODE", "random or all_ones inputs, results checked",
+           [flags](std::string_view v) -> Status {
+             if (v == "random") flags->check = CheckMode::kRandom;
+             else if (v == "all_ones") flags->check = CheckMode::kAllOnes;
+             else return Invalid("expected random or all_ones");
+             return absl::OkStatus();
+           },
+           "random all_ones"},
+          {0, "seed", Arg::kRequired, "N", "seed of the random inputs (default 0)",
+           Count(0, UINT64_MAX, &flags->seed)},
+          {'t', "stats", Arg::kOneOrMore, "S",
+           "time columns: avg p50 p90 p99 (any pNN;\ndefault avg p50)",
+           [flags](std::string_view v) -> Status {
+             for (absl::string_view s : absl::StrSplit(absl::string_view(v.data(), v.size()), ',')) {
+               if (!IsStatName(std::string_view(s.data(), s.size()))) {
+                 return Invalid("expected avg or pNN (p50, p90, p99)");
+               }
+               flags->stats.emplace_back(s);
+             }
+             return absl::OkStatus();
+           },
+           "avg p50 p90 p99", {}, IsStatName},
+          {0, "report-to-json-file", Arg::kRequired, "F", "write the results as JSON to F",
+           [flags](std::string_view v) { flags->json_file = std::string(v); return absl::OkStatus(); },
+           "file"},
+          {0, "json", Arg::kNone, "", "print the results as JSON instead of the table",
+           [flags](std::string_view) { flags->json = true; return absl::OkStatus(); }},
+          {0, "show-algorithm", Arg::kNone, "", "add the algorithm column",
+           [flags](std::string_view) { flags->show_algorithm = true; return absl::OkStatus(); }},
+          {0, "algorithm", Arg::kRequired, "A", "across hosts: auto ring rdh hier (default auto)",
+           [flags](std::string_view v) -> Status {
+             if (std::find(std::begin(kAlgorithms), std::end(kAlgorithms), v) == std::end(kAlgorithms)) {
+               return Invalid("expected auto, ring, rdh or hier");
+             }
+             flags->algorithm = std::string(v);
+             return absl::OkStatus();
+           },
+           "auto ring rdh hier"},
+          {'s', "hosts", Arg::kOneOrMore, "H",
+           "start the ranks on these hosts with mpirun,\n-r/N on each (needs NEURON_RT_ROOT_COMM_ID)",
+           add_hosts, {}, {}, [](std::string_view w) { return !IsCollectiveName(w); }},
+          {0, "hosts-file", Arg::kRequired, "F", "the same, one host a line",
+           [flags](std::string_view v) { flags->hosts_file = std::string(v); return absl::OkStatus(); },
+           "file"},
+          {'q', "quiet", Arg::kNone, "", "no progress line on stderr",
+           [flags](std::string_view) { flags->quiet = true; return absl::OkStatus(); }},
+      },
+      .notes =
+          "GB/s in the table means 2^30 bytes per second, as nccom-test's.\n"
+          "Multi-host: NEURON_RT_ROOT_COMM_ID=host:port of rank 0. See neuron-allreduce(1).",
+      .max_operands = 1,
+      .operand_complete = "allr allg redsct sendrecv permute",
+  };
+  std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  cli::ParsedArgs parsed;
+  if (int rc = cli::ParseCommandLine(command, args, &parsed); rc >= 0) return rc;
+  // The host flags are the launcher's: the ranks it starts get the rest.
+  std::vector<bool> launcher_word(args.size(), false);
+  for (const cli::Span& span : parsed.spans) {
+    if (span.option->long_name != "hosts" && span.option->long_name != "hosts-file") continue;
+    for (size_t k = span.first; k < span.first + span.count; ++k) launcher_word[k] = true;
   }
-  if (have_f && have_i) return UsageError(kTool, "-f and -i exclude each other");
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (!launcher_word[k]) flags->rank_args.push_back(args[k]);
+  }
+  if (have_f && have_i) return cli::UsageError(command, "-f and -i exclude each other");
   if (flags->min_bytes > flags->max_bytes) {
-    return UsageError(kTool, absl::StrCat("-b ", flags->min_bytes, " is more than -e ",
-                                          flags->max_bytes));
+    return cli::UsageError(command, absl::StrCat("-b ", flags->min_bytes, " is more than -e ",
+                                                 flags->max_bytes));
   }
   if (flags->max_bytes > (uint64_t{1} << 36)) {
-    return UsageError(kTool, "-e is more than 64 GiB");
+    return cli::UsageError(command, "-e is more than 64 GiB");
   }
-  int positional = 0;
-  for (int i = optind; i < ac; ++i, ++positional) {
-    const std::string o(av[i]);
-    if (positional > 0) return UsageError(kTool, absl::StrCat("unexpected argument '", o, "'"));
+  if (!parsed.operands.empty()) {
+    const std::string& o = parsed.operands[0];
     if (o == "allr" || o == "all_reduce") flags->op = BenchOp::kAllReduce;
     else if (o == "allg" || o == "all_gather") flags->op = BenchOp::kAllGather;
     else if (o == "redsct" || o == "reduce_scatter") flags->op = BenchOp::kReduceScatter;
     else if (o == "sendrecv") flags->op = BenchOp::kSendRecv;
     else if (o == "permute") flags->op = BenchOp::kPermute;
     else {
-      return UsageError(kTool, absl::StrCat("unknown collective '", o,
-                                            "': expected allr, allg, redsct, sendrecv or permute"));
+      return cli::UsageError(command, absl::StrCat("unknown collective '", o,
+                                                   "': expected allr, allg, redsct, sendrecv or permute"));
     }
   }
   return -1;

@@ -32,6 +32,7 @@ struct BenchFlags {
   std::string json_file;
   bool json = false;
   bool show_algorithm = false;
+  bool quiet = false;  // --quiet: no progress line
   // The algorithm of groups that span hosts (CommOptions::algorithm).
   std::string algorithm = "auto";
   // --hosts / --hosts-file: start the ranks on these hosts (host_launch.h).

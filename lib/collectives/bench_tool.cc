@@ -64,7 +64,7 @@ int AllReduceToolMain(int argc, char** argv) {
   BenchFlags flags;
   const int rc = ParseBenchFlags(argc, argv, &flags);
   if (rc >= 0) return rc;
-  Progress::EnableForTool(kTool, /*quiet=*/false);
+  Progress::EnableForTool(kTool, flags.quiet);
   const config::EnvLookup env = config::ProcessEnv();
   auto launch = LaunchFromEnv(env);
   if (!launch.ok()) return UsageError(kTool, std::string(launch.status().message()));

@@ -38,10 +38,10 @@ absl::Status CompileError(const char* code, std::string_view what, const hlo::In
   if (inst) absl::StrAppend(&message, " at ", DescribeLocation(*inst));
   if (const ErrorCode* e = FindErrorCode(code)) {
     std::string fix(e->fix);
-    // The hint to check NEURON_CC_FLAGS only helps when it is set.
+    // The hint to check NEURON_CC_FLAGS only helps when the problem came
+    // from it (the message then names it).
     constexpr char kFlagsHint[] = "; check NEURON_CC_FLAGS too.";
-    const char* flags = std::getenv("NEURON_CC_FLAGS");
-    if ((flags == nullptr || *flags == '\0') && absl::EndsWith(fix, kFlagsHint)) {
+    if (what.find("NEURON_CC_FLAGS") == std::string_view::npos && absl::EndsWith(fix, kFlagsHint)) {
       fix.resize(fix.size() - (sizeof(kFlagsHint) - 1));
       fix += ".";
     }

@@ -173,24 +173,20 @@ int Compile(const CompileOptions& o) {
 }  // namespace
 
 int RunNeuronCompile(const std::vector<std::string>& args) {
-  Progress::EnableForTool("neuron-compile", /*quiet=*/false);
-  if (args.empty()) {
-    // No command is a usage error: the help goes to stderr, exit 2.
-    std::cerr << GeneralHelp();
-    return kExitUsage;
-  }
   absl::StatusOr<ParsedCommand> parsed =
       ParseCommandLine(args, Env("NEURON_CC_FLAGS"), Env("NEURON_COMPILE_CACHE_URL"));
   if (!parsed.ok()) {
+    // The convention's usage error: one line naming the problem, a hint.
+    const bool sub = !args.empty() && (args[0] == "compile" || args[0] == "list-operators");
     PrintError(kTool, std::string(parsed.status().message()));
+    std::cerr << "Try '" << kTool << (sub ? " " + args[0] : std::string()) << " --help'.\n";
     return kExitUsage;
   }
   switch (parsed->command) {
     case Command::kHelp:
-      std::cout << GeneralHelp();
-      return kExitOk;
     case Command::kCompileHelp:
-      std::cout << CompileHelp();
+    case Command::kCompletion:
+      std::cout << parsed->text;
       return kExitOk;
     case Command::kVersion:
       PrintVersion(kTool);
@@ -200,6 +196,7 @@ int RunNeuronCompile(const std::vector<std::string>& args) {
       for (const std::string& t : LoweredCustomCallTargets()) std::cout << "custom-call:" << t << "\n";
       return kExitOk;
     case Command::kCompile:
+      Progress::EnableForTool(kTool, parsed->options.quiet);
       return Compile(parsed->options);
   }
   return kExitFailure;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "lib/compiler/diagnostics.h"
 #include "lib/compiler/error_codes.h"
+#include "lib/support/options.h"
 #include "lib/support/parse.h"
 
 namespace neuron::compiler {
@@ -19,21 +20,6 @@ struct Choice {
   const char* name;
   T value;
 };
-
-template <typename T, size_t N>
-absl::Status PickChoice(std::string_view option, std::string_view value, const Choice<T> (&choices)[N],
-                        T* out) {
-  std::vector<std::string> names;
-  for (const Choice<T>& c : choices) {
-    if (value == c.name) {
-      *out = c.value;
-      return absl::OkStatus();
-    }
-    names.push_back(c.name);
-  }
-  return OptionError(absl::StrFormat("option %s: invalid value '%s' (choose from %s)", option, value,
-                                     absl::StrJoin(names, ", ")));
-}
 
 constexpr Choice<ModelType> kModelTypes[] = {{"generic", ModelType::kGeneric},
                                              {"transformer", ModelType::kTransformer},
@@ -54,194 +40,191 @@ constexpr Choice<ElidedFillMode> kFills[] = {{"zeros", ElidedFillMode::kZeros},
                                              {"random", ElidedFillMode::kRandom}};
 constexpr Choice<int> kStrategies[] = {{"llm-training", 0}, {"NEMO", 0}};
 
-using Handler = std::function<absl::Status(CompileOptions&, std::string_view value)>;
+using cli::Arg;
 
-struct OptionSpec {
-  std::vector<const char*> names;  // spellings, long ones with "--"
-  bool takes_value;
-  Handler handle;
-};
+absl::Status Invalid(std::string_view why) { return absl::InvalidArgumentError(std::string(why)); }
 
-const std::vector<OptionSpec>& Specs() {
-  static const auto* specs = new std::vector<OptionSpec>{
-      {{"--framework"}, true,
-       [](CompileOptions& o, std::string_view v) {
-         if (v != "XLA") return OptionError(absl::StrFormat("option --framework: invalid value '%s' (only XLA is supported)", v));
-         o.framework = "XLA";
-         return absl::OkStatus();
-       }},
-      {{"--target"}, true,
-       [](CompileOptions& o, std::string_view v) {
-         int dummy;
-         absl::Status s = PickChoice("--target", v, kTargetsDummy, &dummy);
-         if (s.ok()) {
-           o.target = std::string(v);
-           o.target_given = true;
-         }
-         return s;
-       }},
-      {{"--model-type"}, true,
-       [](CompileOptions& o, std::string_view v) { return PickChoice("--model-type", v, kModelTypes, &o.model_type); }},
-      {{"--auto-cast"}, true,
-       [](CompileOptions& o, std::string_view v) { return PickChoice("--auto-cast", v, kAutoCasts, &o.auto_cast); }},
-      {{"--auto-cast-type"}, true,
-       [](CompileOptions& o, std::string_view v) {
-         return PickChoice("--auto-cast-type", v, kAutoCastTypes, &o.auto_cast_type);
-       }},
-      {{"--enable-mixed-precision-accumulation"}, false,
-       [](CompileOptions& o, std::string_view) {
-         o.mixed_precision_accumulation = true;
-         return absl::OkStatus();
-       }},
-      {{"--disable-mixed-precision-accumulation"}, false,
-       [](CompileOptions& o, std::string_view) {
-         o.mixed_precision_accumulation = false;
-         return absl::OkStatus();
-       }},
-      {{"--optlevel", "-O"}, true,
-       [](CompileOptions& o, std::string_view v) { return PickChoice("--optlevel", v, kOptLevels, &o.optlevel); }},
-      {{"--logical-nc-config", "-lnc", "--lnc"}, true,
-       [](CompileOptions& o, std::string_view v) {
-         o.lnc_given = true;
-         return PickChoice("--logical-nc-config", v, kLncs, &o.lnc);
-       }},
-      {{"--distribution-strategy"}, true,
-       [](CompileOptions& o, std::string_view v) {
-         int dummy;
-         absl::Status s = PickChoice("--distribution-strategy", v, kStrategies, &dummy);
-         if (s.ok()) o.distribution_strategy = "llm-training";  // NEMO is its old name
-         return s;
-       }},
-      {{"--enable-fast-context-switch"}, false,
-       [](CompileOptions& o, std::string_view) {
-         o.fast_context_switch = true;
-         return absl::OkStatus();
-       }},
-      {{"--enable-fast-loading-neuron-binaries"}, false,
-       [](CompileOptions& o, std::string_view) {
-         o.fast_loading = true;
-         return absl::OkStatus();
-       }},
-      {{"--enable-saturate-infinity"}, false,
-       [](CompileOptions& o, std::string_view) {
-         o.saturate_infinity = true;
-         return absl::OkStatus();
-       }},
-      {{"--output", "-o"}, true,
-       [](CompileOptions& o, std::string_view v) {
-         if (v.empty()) return OptionError("option --output: the path is empty");
-         o.output = std::string(v);
-         return absl::OkStatus();
-       }},
-      {{"--logfile"}, true,
-       [](CompileOptions& o, std::string_view v) {
-         o.logfile = std::string(v);
-         return absl::OkStatus();
-       }},
-      {{"--verbose"}, true,
-       [](CompileOptions& o, std::string_view v) {
-         if (!v.empty() && v[0] >= '0' && v[0] <= '9') {
-           absl::StatusOr<uint64_t> n = ParseUnsigned(v, 100);
-           if (!n.ok()) return OptionError(absl::StrFormat("option --verbose: invalid level '%s' (0-100)", v));
-           o.verbose = static_cast<int>(*n);
-           return absl::OkStatus();
-         }
-         return PickChoice("--verbose", v, kLevels, &o.verbose);
-       }},
-      {{"--fill-elided-constants"}, true,
-       [](CompileOptions& o, std::string_view v) {
-         return PickChoice("--fill-elided-constants", v, kFills, &o.fill_elided);
-       }},
-      {{"--verify-each-pass"}, false,
-       [](CompileOptions& o, std::string_view) {
-         o.verify_each_pass = true;
-         return absl::OkStatus();
-       }},
-      {{"--cache-dir", "--cache_dir"}, true,
-       [](CompileOptions& o, std::string_view v) {
-         o.cache_dir = std::string(v);
-         return absl::OkStatus();
-       }},
-      {{"--no-cache", "--no_cache"}, false,
-       [](CompileOptions& o, std::string_view) {
-         o.no_cache = true;
-         return absl::OkStatus();
-       }},
-      {{"--retry-failed-compilation", "--retry_failed_compilation"}, false,
-       [](CompileOptions& o, std::string_view) {
-         o.retry_failed_compilation = true;
-         return absl::OkStatus();
-       }},
-      {{"--name"}, true,
-       [](CompileOptions& o, std::string_view v) {
-         o.name = std::string(v);
-         return absl::OkStatus();
-       }},
-      // Seen in the wild (framework wrappers); accepted and ignored.
-      {{"--execute-repetition"}, true,
-       [](CompileOptions& o, std::string_view v) {
-         if (!ParseUnsigned(v).ok()) {
-           return OptionError(absl::StrFormat("option --execute-repetition: invalid count '%s'", v));
-         }
-         o.ignored.push_back("--execute-repetition=" + std::string(v));
-         return absl::OkStatus();
-       }},
-      {{"--enable-internal-neff-wrapper"}, false,
-       [](CompileOptions& o, std::string_view) {
-         o.ignored.push_back("--enable-internal-neff-wrapper");
-         return absl::OkStatus();
-       }},
+// A handler that picks one of `choices` into *out.
+template <typename T, size_t N>
+cli::Handler Pick(const Choice<T> (&choices)[N], T* out) {
+  return [&choices, out](std::string_view value) -> absl::Status {
+    std::vector<std::string> names;
+    for (const Choice<T>& c : choices) {
+      if (value == c.name) {
+        *out = c.value;
+        return absl::OkStatus();
+      }
+      names.push_back(c.name);
+    }
+    return Invalid(absl::StrCat("invalid value (choose from ", absl::StrJoin(names, ", "), ")"));
   };
-  return *specs;
 }
 
-const OptionSpec* FindSpec(std::string_view name) {
-  for (const OptionSpec& spec : Specs()) {
-    for (const char* n : spec.names) {
-      if (name == n) return &spec;
-    }
-  }
-  return nullptr;
+cli::Handler Set(bool* out, bool value = true) {
+  return [out, value](std::string_view) {
+    *out = value;
+    return absl::OkStatus();
+  };
 }
 
-// Parses compile options from words; positional words go to `positional`.
-absl::Status ParseCompileWords(const std::vector<std::string>& words, CompileOptions* o,
-                               std::vector<std::string>* positional, bool* help) {
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    if (w == "--help" || w == "-h") {
-      *help = true;
-      continue;
-    }
-    if (w == "-" || w.empty() || w[0] != '-') {
-      positional->push_back(w);
-      continue;
-    }
-    std::string name = w, value;
-    bool has_value = false;
-    size_t eq = w.find('=');
-    if (eq != std::string::npos) {
-      name = w.substr(0, eq);
-      value = w.substr(eq + 1);
-      has_value = true;
-    } else if (w.size() > 2 && w[0] == '-' && w[1] == 'O') {  // -O2
-      name = "-O";
-      value = w.substr(2);
-      has_value = true;
-    }
-    const OptionSpec* spec = FindSpec(name);
-    if (!spec) {
-      return OptionError(absl::StrFormat("unrecognized option '%s' (see neuron-compile compile --help)", w));
-    }
-    if (spec->takes_value && !has_value) {
-      if (i + 1 >= words.size()) return OptionError(absl::StrFormat("option %s needs a value", name));
-      value = words[++i];
-    } else if (!spec->takes_value && has_value) {
-      return OptionError(absl::StrFormat("option %s takes no value", name));
-    }
-    if (absl::Status s = spec->handle(*o, value); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+cli::Handler Store(std::string* out) {
+  return [out](std::string_view v) {
+    *out = std::string(v);
+    return absl::OkStatus();
+  };
+}
+
+// The compile subcommand's options: neuronx-cc's, then ours. A dummy
+// receives what only validates (--target's choice check, --framework).
+cli::Command CompileCommand(CompileOptions* o) {
+  static int dummy;
+  return {
+      .tool = "neuron-compile",
+      .name = "compile",
+      .usage = "FILE [options]",
+      .description =
+          "compile an HLO module (text or hlo.pb; - = stdin)\n\n"
+          "FILE is HLO text or a binary HloModuleProto/HloProto (hlo.pb); - reads stdin.",
+      .options = {
+          cli::Heading("options (neuronx-cc's):"),
+          {0, "framework", Arg::kRequired, "XLA", "the input framework (only XLA)",
+           [o](std::string_view v) -> absl::Status {
+             if (v != "XLA") return Invalid("only XLA is supported");
+             o->framework = "XLA";
+             return absl::OkStatus();
+           },
+           "XLA"},
+          {0, "target", Arg::kRequired, "{trn1,trn1n,inf2,trn2}",
+           "instance family to compile for (default trn1)",
+           [o](std::string_view v) -> absl::Status {
+             if (absl::Status s = Pick(kTargetsDummy, &dummy)(v); !s.ok()) return s;
+             o->target = std::string(v);
+             o->target_given = true;
+             return absl::OkStatus();
+           },
+           "trn1 trn1n inf2 trn2"},
+          {0, "model-type", Arg::kRequired, "{generic,transformer,unet-inference}",
+           "model-family optimizations (default generic)", Pick(kModelTypes, &o->model_type),
+           "generic transformer unet-inference"},
+          {0, "auto-cast", Arg::kRequired, "{none,matmult,all}",
+           "cast FP32 operations to --auto-cast-type (default none)", Pick(kAutoCasts, &o->auto_cast),
+           "none matmult all"},
+          {0, "auto-cast-type", Arg::kRequired, "{bf16,fp16,tf32,fp8_e4m3}",
+           "type auto-cast casts to (default bf16)", Pick(kAutoCastTypes, &o->auto_cast_type),
+           "bf16 fp16 tf32 fp8_e4m3"},
+          {0, "enable-mixed-precision-accumulation", Arg::kNone, "",
+           "accumulate cast operations in FP32 (default)", Set(&o->mixed_precision_accumulation)},
+          {0, "disable-mixed-precision-accumulation", Arg::kNone, "", "accumulate in the cast type",
+           Set(&o->mixed_precision_accumulation, false)},
+          {'O', "optlevel", Arg::kRequired, "{1,2,3}", "optimization level (default 2)",
+           Pick(kOptLevels, &o->optlevel), "1 2 3"},
+          {0, "logical-nc-config", Arg::kRequired, "{1,2}",
+           "physical cores per logical core, trn2 only (default 2\non trn2, 1 elsewhere)",
+           [o](std::string_view v) {
+             o->lnc_given = true;
+             return Pick(kLncs, &o->lnc)(v);
+           },
+           "1 2", {"-lnc", "--lnc"}},
+          {0, "distribution-strategy", Arg::kRequired, "llm-training",
+           "LLM training optimizations (recorded in the NEFF)",
+           [o](std::string_view v) {
+             absl::Status s = Pick(kStrategies, &dummy)(v);
+             if (s.ok()) o->distribution_strategy = "llm-training";  // NEMO is its old name
+             return s;
+           },
+           "llm-training"},
+          {0, "enable-fast-context-switch", Arg::kNone, "",
+           "favor fast model switching (recorded in the NEFF)", Set(&o->fast_context_switch)},
+          {0, "enable-fast-loading-neuron-binaries", Arg::kNone, "",
+           "uncompressed NEFF with page-aligned constants", Set(&o->fast_loading)},
+          {0, "enable-saturate-infinity", Arg::kNone, "",
+           "converts to narrower floats saturate instead of inf", Set(&o->saturate_infinity)},
+          {'o', "output", Arg::kRequired, "PATH", "NEFF to write (default file.neff; - = stdout)",
+           [o](std::string_view v) -> absl::Status {
+             if (v.empty()) return Invalid("the path is empty");
+             o->output = std::string(v);
+             return absl::OkStatus();
+           },
+           "file"},
+          {0, "logfile", Arg::kRequired, "PATH", "full log (default log-neuron-cc.txt; '' disables)",
+           Store(&o->logfile), "file"},
+          {0, "verbose", Arg::kRequired, "LEVEL",
+           "debug, info, warning (default), error, critical, or\n"
+           "a number (Python logging level, e.g. 35)",
+           [o](std::string_view v) -> absl::Status {
+             if (!v.empty() && v[0] >= '0' && v[0] <= '9') {
+               absl::StatusOr<uint64_t> n = ParseUnsigned(v, 100);
+               if (!n.ok()) return Invalid("invalid level (0-100)");
+               o->verbose = static_cast<int>(*n);
+               return absl::OkStatus();
+             }
+             return Pick(kLevels, &o->verbose)(v);
+           },
+           "debug info warning error critical"},
+          {0, "execute-repetition", Arg::kRequired, "N", "accepted for compatibility and ignored",
+           [o](std::string_view v) -> absl::Status {
+             if (!ParseUnsigned(v).ok()) return Invalid("invalid count");
+             o->ignored.push_back("--execute-repetition=" + std::string(v));
+             return absl::OkStatus();
+           }},
+          {0, "enable-internal-neff-wrapper", Arg::kNone, "", "accepted for compatibility and ignored",
+           [o](std::string_view) {
+             o->ignored.push_back("--enable-internal-neff-wrapper");
+             return absl::OkStatus();
+           }},
+          cli::Heading("options (neuron-compile's):"),
+          {0, "cache-dir", Arg::kRequired, "DIR", "compile cache directory (NEURON_COMPILE_CACHE_URL)",
+           Store(&o->cache_dir), "dir", {"--cache_dir"}},
+          {0, "no-cache", Arg::kNone, "", "do not read or write the compile cache", Set(&o->no_cache),
+           {}, {"--no_cache"}},
+          {0, "retry-failed-compilation", Arg::kNone, "",
+           "compile again when the cache holds a failure", Set(&o->retry_failed_compilation), {},
+           {"--retry_failed_compilation"}},
+          {0, "fill-elided-constants", Arg::kRequired, "{zeros,random}",
+           "give constants printed as {...} values", Pick(kFills, &o->fill_elided), "zeros random"},
+          {0, "verify-each-pass", Arg::kNone, "", "verify the module after every pass",
+           Set(&o->verify_each_pass)},
+          {0, "name", Arg::kRequired, "NAME", "model name in the NEFF header (default: module name)",
+           Store(&o->name)},
+          {'q', "quiet", Arg::kNone, "", "no progress line on stderr", Set(&o->quiet)},
+      },
+      .notes =
+          "NEURON_CC_FLAGS holds options applied before the command line's (the right-most\n"
+          "wins). Exit status: 0 success, 1 compile error, 2 usage error.",
+      .operand_complete = "file",
+  };
+}
+
+cli::Command ListOperatorsCommand() {
+  return {
+      .tool = "neuron-compile",
+      .name = "list-operators",
+      .usage = "[--framework XLA]",
+      .description = "print the supported operators, one per line",
+      .options = {{0, "framework", Arg::kRequired, "XLA", "the framework (only XLA)",
+                   [](std::string_view v) {
+                     return v == "XLA" ? absl::OkStatus() : Invalid("only XLA is supported");
+                   },
+                   "XLA"}},
+      .max_operands = 0,
+  };
+}
+
+cli::Command RootCommand(CompileOptions* o) {
+  return {
+      .tool = "neuron-compile",
+      .usage = "<command> [options]",
+      .description = "Compiles XLA HLO modules into NEFF executables for the Neuron runtime.",
+      .notes =
+          "'neuron-compile compile --help' lists the compile options.\n"
+          "environment: NEURON_CC_FLAGS (extra compile options, the command line wins),\n"
+          "NEURON_COMPILE_CACHE_URL (compile cache directory). Error codes: docs/error-codes.md.",
+      .min_operands = 1,
+      .max_operands = 0,
+      .missing_operand = "give a command: compile, list-operators",
+      .version_short = 'V',
+      .subcommands = {CompileCommand(o), ListOperatorsCommand()},
+  };
 }
 
 }  // namespace
@@ -288,41 +271,15 @@ absl::StatusOr<ParsedCommand> ParseCommandLine(const std::vector<std::string>& a
                                                std::optional<std::string> env_flags,
                                                std::optional<std::string> cache_url) {
   ParsedCommand parsed;
-  if (args.empty()) return parsed;  // help
-  const std::string& first = args[0];
-  if (first == "--help" || first == "-h" || first == "help") return parsed;
-  if (first == "--version" || first == "-V") {
-    parsed.command = Command::kVersion;
-    return parsed;
-  }
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (first == "list-operators") {
-    parsed.command = Command::kListOperators;
-    for (size_t i = 0; i < rest.size(); ++i) {
-      if (rest[i] == "--help" || rest[i] == "-h") {
-        parsed.command = Command::kHelp;
-        return parsed;
-      }
-      std::string value;
-      if (rest[i] == "--framework" && i + 1 < rest.size()) {
-        value = rest[++i];
-      } else if (rest[i].rfind("--framework=", 0) == 0) {
-        value = rest[i].substr(12);
-      } else {
-        return OptionError(absl::StrFormat("list-operators: unrecognized argument '%s'", rest[i]));
-      }
-      if (value != "XLA") {
-        return OptionError(absl::StrFormat("list-operators: invalid --framework '%s' (only XLA)", value));
-      }
-    }
-    return parsed;
-  }
-  if (first != "compile") {
-    return OptionError(absl::StrFormat("unknown command '%s' (commands: compile, list-operators)", first));
-  }
-  parsed.command = Command::kCompile;
   CompileOptions& o = parsed.options;
-  if (cache_url && !cache_url->empty()) {
+  const cli::Command root = RootCommand(&o);
+  if (!args.empty() && args[0] == "help") {
+    parsed.text = cli::HelpText(root);
+    return parsed;
+  }
+  const bool compiling = !args.empty() && args[0] == "compile";
+  std::vector<std::string> positional;
+  if (compiling && cache_url && !cache_url->empty()) {
     // Local paths only; an S3 URL would need credentials we do not handle.
     if (cache_url->find("://") == std::string::npos || cache_url->rfind("file://", 0) == 0) {
       o.cache_dir = cache_url->rfind("file://", 0) == 0 ? cache_url->substr(7) : *cache_url;
@@ -330,20 +287,40 @@ absl::StatusOr<ParsedCommand> ParseCommandLine(const std::vector<std::string>& a
       o.ignored.push_back(absl::StrCat("NEURON_COMPILE_CACHE_URL=", *cache_url, " (only local paths)"));
     }
   }
-  std::vector<std::string> words;
-  if (env_flags) {
+  // NEURON_CC_FLAGS first, so the command line's options win.
+  if (compiling && env_flags) {
     absl::StatusOr<std::vector<std::string>> env_words = SplitShellWords(*env_flags);
     if (!env_words.ok()) return env_words.status();
-    words = std::move(*env_words);
+    cli::ParsedArgs from_env = cli::ParseArgs(root.subcommands[0], *env_words);
+    if (from_env.action == cli::ParsedArgs::kError) {
+      return OptionError(absl::StrCat("in NEURON_CC_FLAGS: ", from_env.error));
+    }
+    positional = std::move(from_env.operands);
   }
-  words.insert(words.end(), rest.begin(), rest.end());
-  std::vector<std::string> positional;
-  bool help = false;
-  if (absl::Status s = ParseCompileWords(words, &o, &positional, &help); !s.ok()) return s;
-  if (help) {
-    parsed.command = Command::kCompileHelp;
+  cli::ParsedArgs p = cli::ParseArgs(root, args);
+  switch (p.action) {
+    case cli::ParsedArgs::kError:
+      return OptionError(p.error);
+    case cli::ParsedArgs::kHelp:
+      parsed.command = p.command->name == "compile" ? Command::kCompileHelp : Command::kHelp;
+      parsed.text = cli::HelpText(*p.command);
+      return parsed;
+    case cli::ParsedArgs::kVersion:
+      parsed.command = Command::kVersion;
+      return parsed;
+    case cli::ParsedArgs::kCompletion:
+      parsed.command = Command::kCompletion;
+      parsed.text = cli::BashCompletion(root);
+      return parsed;
+    case cli::ParsedArgs::kRun:
+      break;
+  }
+  if (p.command->name == "list-operators") {
+    parsed.command = Command::kListOperators;
     return parsed;
   }
+  parsed.command = Command::kCompile;
+  positional.insert(positional.end(), p.operands.begin(), p.operands.end());
   if (positional.empty()) return OptionError("compile: missing the model FILE (or - for stdin)");
   if (positional.size() > 1) {
     return OptionError(absl::StrFormat("compile: one model file expected, got '%s' and '%s'", positional[0],
@@ -409,66 +386,13 @@ std::vector<std::string> NormalizedOptions(const CompileOptions& o) {
 }
 
 std::string GeneralHelp() {
-  return "usage: neuron-compile <command> [options]\n"
-         "\n"
-         "Compiles XLA HLO modules into NEFF executables for the Neuron runtime.\n"
-         "\n"
-         "commands:\n"
-         "  compile FILE [options]           compile an HLO module (text or hlo.pb; - = stdin)\n"
-         "  list-operators --framework XLA   print the supported operators, one per line\n"
-         "\n"
-         "options:\n"
-         "  -h, --help                       show this help (compile --help: compile options)\n"
-         "  -V, --version                    print the version\n"
-         "\n"
-         "environment: NEURON_CC_FLAGS (extra compile options, the command line wins),\n"
-         "NEURON_COMPILE_CACHE_URL (compile cache directory). Error codes: docs/error-codes.md.\n";
+  CompileOptions unused;
+  return cli::HelpText(RootCommand(&unused));
 }
 
 std::string CompileHelp() {
-  return "usage: neuron-compile compile FILE [options]\n"
-         "\n"
-         "FILE is HLO text or a binary HloModuleProto/HloProto (hlo.pb); - reads stdin.\n"
-         "\n"
-         "options (neuronx-cc's):\n"
-         "  --framework XLA                  the input framework (only XLA)\n"
-         "  --target {trn1,trn1n,inf2,trn2}  instance family to compile for (default trn1)\n"
-         "  --model-type {generic,transformer,unet-inference}\n"
-         "                                   model-family optimizations (default generic)\n"
-         "  --auto-cast {none,matmult,all}   cast FP32 operations to --auto-cast-type (default none)\n"
-         "  --auto-cast-type {bf16,fp16,tf32,fp8_e4m3}\n"
-         "                                   type auto-cast casts to (default bf16)\n"
-         "  --enable-mixed-precision-accumulation\n"
-         "                                   accumulate cast operations in FP32 (default)\n"
-         "  --disable-mixed-precision-accumulation\n"
-         "                                   accumulate in the cast type\n"
-         "  -O, --optlevel {1,2,3}           optimization level (default 2)\n"
-         "  -lnc, --logical-nc-config {1,2}  physical cores per logical core, trn2 only (default 2\n"
-         "                                   on trn2, 1 elsewhere)\n"
-         "  --distribution-strategy llm-training\n"
-         "                                   LLM training optimizations (recorded in the NEFF)\n"
-         "  --enable-fast-context-switch     favor fast model switching (recorded in the NEFF)\n"
-         "  --enable-fast-loading-neuron-binaries\n"
-         "                                   uncompressed NEFF with page-aligned constants\n"
-         "  --enable-saturate-infinity       converts to narrower floats saturate instead of inf\n"
-         "  --output PATH                    NEFF to write (default file.neff; - = stdout)\n"
-         "  --logfile PATH                   full log (default log-neuron-cc.txt; '' disables)\n"
-         "  --verbose LEVEL                  debug, info, warning (default), error, critical, or\n"
-         "                                   a number (Python logging level, e.g. 35)\n"
-         "  --execute-repetition N, --enable-internal-neff-wrapper\n"
-         "                                   accepted for compatibility and ignored\n"
-         "\n"
-         "options (neuron-compile's):\n"
-         "  --cache-dir DIR                  compile cache directory (NEURON_COMPILE_CACHE_URL)\n"
-         "  --no-cache                       do not read or write the compile cache\n"
-         "  --retry-failed-compilation       compile again when the cache holds a failure\n"
-         "  --fill-elided-constants {zeros,random}\n"
-         "                                   give constants printed as {...} values\n"
-         "  --verify-each-pass               verify the module after every pass\n"
-         "  --name NAME                      model name in the NEFF header (default: module name)\n"
-         "\n"
-         "NEURON_CC_FLAGS holds options applied before the command line's (the right-most\n"
-         "wins). Exit status: 0 success, 1 compile error, 2 usage error.\n";
+  CompileOptions unused;
+  return cli::HelpText(CompileCommand(&unused));
 }
 
 }  // namespace neuron::compiler

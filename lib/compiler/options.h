@@ -47,25 +47,29 @@ struct CompileOptions {
   bool no_cache = false;
   bool retry_failed_compilation = false;
   std::string name;                    // model name for the NEFF header ("" = module name)
+  bool quiet = false;                  // --quiet: no progress line
   // Accepted for compatibility, ignored (each logged at info).
   std::vector<std::string> ignored;
 };
 
-enum class Command { kHelp, kVersion, kCompile, kListOperators, kCompileHelp };
+enum class Command { kHelp, kVersion, kCompile, kListOperators, kCompileHelp, kCompletion };
 
 struct ParsedCommand {
   Command command = Command::kHelp;
   CompileOptions options;
+  std::string text;  // kHelp, kCompileHelp: the help; kCompletion: the script
 };
 
 // Splits like a POSIX shell: whitespace separates words, single and double
 // quotes group, backslash escapes. Errors on an unterminated quote.
 absl::StatusOr<std::vector<std::string>> SplitShellWords(std::string_view text);
 
-// Parses `args` (argv without the program name). `env_flags` is the value
-// of NEURON_CC_FLAGS (nullopt when unset); `cache_url` that of
-// NEURON_COMPILE_CACHE_URL. Errors are usage errors (exit 2) carrying
-// NCC-E0101 or NCC-E0102.
+// Parses `args` (argv without the program name) with the option tables
+// of lib/support/options.h. `env_flags` is the value of NEURON_CC_FLAGS
+// (nullopt when unset), parsed before the compile command's own options;
+// `cache_url` that of NEURON_COMPILE_CACHE_URL. Errors are usage errors
+// (exit 2) carrying NCC-E0101 or NCC-E0102; one caused by NEURON_CC_FLAGS
+// says so.
 absl::StatusOr<ParsedCommand> ParseCommandLine(const std::vector<std::string>& args,
                                                std::optional<std::string> env_flags = std::nullopt,
                                                std::optional<std::string> cache_url = std::nullopt);

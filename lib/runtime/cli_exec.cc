@@ -592,7 +592,7 @@ ExecRequest ForRank(const ExecRequest& request, int rank, int world) {
 }  // namespace
 
 int RunExec(const ExecRequest& request) {
-  Progress::EnableForTool(kTool, /*quiet=*/false);
+  Progress::EnableForTool(kTool, request.quiet);
   const config::EnvLookup env = config::ProcessEnv();
   absl::StatusOr<std::optional<collectives::Launch>> launch = collectives::LaunchFromEnv(env);
   if (!launch.ok()) return Error(std::string(launch.status().message()));

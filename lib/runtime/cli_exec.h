@@ -43,6 +43,7 @@ struct ExecRequest {
   // -r N: run N ranks of one job on this host (forked), HLO collectives
   // across them. 0: one process, or the rank mpirun/srun/NEURON_RANK says.
   int ranks = 0;
+  bool quiet = false;                 // --quiet: no progress line
 };
 
 // Runs the request; prints results (text or JSON) on stdout and failures as

@@ -48,7 +48,7 @@ json MetricsJson(const MemoryMetricsSnapshot& metrics) {
 }  // namespace
 
 int RunLoad(const LoadRequest& request) {
-  Progress::EnableForTool(kTool, /*quiet=*/false);
+  Progress::EnableForTool(kTool, request.quiet);
   InitOptions init;
   if (request.cores.has_value()) {
     init.cores = request.cores;

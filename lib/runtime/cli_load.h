@@ -14,6 +14,7 @@ struct LoadRequest {
   std::string neff_path;                  // "-" = stdin
   std::optional<std::vector<int>> cores;  // unset: the first visible core
   bool json = false;
+  bool quiet = false;                     // --quiet: no progress line
 };
 
 // Prints the report (text or JSON) on stdout, or one

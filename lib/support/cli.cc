@@ -1,7 +1,5 @@
 #include "lib/support/cli.h"
 
-#include <getopt.h>
-
 #include <cstdio>
 #include <new>
 #include <string>
@@ -30,13 +28,6 @@ void PrintError(std::string_view tool, std::string_view message) {
 
 void PrintWarning(std::string_view tool, std::string_view message) {
   PrintLine(stderr, tool, "warning", message);
-}
-
-int GetoptUsageError(std::string_view tool, int opt, char* const* argv, std::string_view context) {
-  std::string message(context);
-  message.append("option '").append(argv[optind - 1]).append(opt == ':' ? "' needs a value" : "'");
-  if (opt != ':') message.insert(context.size(), "unknown ");
-  return UsageError(tool, message);
 }
 
 int UsageError(std::string_view tool, std::string_view message) {

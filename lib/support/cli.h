@@ -23,12 +23,6 @@ void PrintWarning(std::string_view tool, std::string_view message);
 // Prints the error and a "Try '<tool> --help'." hint; returns kExitUsage.
 int UsageError(std::string_view tool, std::string_view message);
 
-// The usage error for what getopt_long returned instead of an option: ':'
-// (an option missing its value) or '?' (an unknown option), naming the
-// argument at argv[optind - 1]; `context` (e.g. "upload: ") prefixes it.
-// Returns kExitUsage.
-int GetoptUsageError(std::string_view tool, int opt, char* const* argv, std::string_view context = "");
-
 // Runs a tool's work; host out-of-memory (a model or input too large for
 // this host) becomes one error line and kExitFailure instead of a crash.
 int RunGuarded(std::string_view tool, const std::function<int()>& work);

@@ -2,7 +2,8 @@
 # Progress on long work: drawn on a terminal (a pty made by script(1)),
 # erased when done; silent when stderr is not a terminal or with
 # NEURON_TOOLS_PROGRESS=never; NEURON_TOOLS_PROGRESS=always writes plain
-# lines into a log. Results on stdout are never mixed with it.
+# lines into a log; --quiet silences it. Results on stdout are never mixed
+# with it.
 # Last line: "check: N passed, N failed".
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -45,6 +46,19 @@ for tool in "neuron-compile compile $ROOT/examples/mlp.hlo -o $work/again.neff" 
     pass "$name shows its progress"
   else
     fail "$name shows no progress: $(cat "$work/err")"
+  fi
+done
+
+# --quiet (-q) silences it, even where NEURON_TOOLS_PROGRESS=always.
+for tool in "neuron-compile compile $ROOT/examples/mlp.hlo -o $work/quiet.neff --quiet" \
+            "neuron-load -q $neff" "neuron-exec $neff --random-inputs -n 50 --quiet" \
+            "neuron-allreduce -r 2 -b 8 -e 64 -f 8 -q"; do
+  set -- $tool
+  name="$1"; shift
+  if NEURON_TOOLS_PROGRESS=always "$BUILD_DIR/$name" "$@" >/dev/null 2>"$work/err" && [ ! -s "$work/err" ]; then
+    pass "$name --quiet shows no progress"
+  else
+    fail "$name --quiet: $(head -c 300 "$work/err")"
   fi
 done
 

@@ -89,6 +89,17 @@ TEST(OptionsTest, NeuronCcFlagsApplyAndTheCommandLineWins) {
   auto bad_env = Parse({}, "--bogus-flag");
   ASSERT_FALSE(bad_env.ok());
   EXPECT_NE(bad_env.status().message().find("--bogus-flag"), std::string_view::npos);
+  EXPECT_NE(bad_env.status().message().find("NEURON_CC_FLAGS"), std::string_view::npos);
+  // A bad option on the command line does not blame a good NEURON_CC_FLAGS.
+  auto bad_argv = Parse({"--bogus-flag"}, "-O1");
+  ASSERT_FALSE(bad_argv.ok());
+  EXPECT_EQ(bad_argv.status().message().find("NEURON_CC_FLAGS"), std::string_view::npos)
+      << bad_argv.status();
+  // Options go anywhere: before the file too.
+  auto before = ParseCommandLine({"compile", "-O3", "--", "-odd-name.hlo"});
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_EQ(before->options.optlevel, 3);
+  EXPECT_EQ(before->options.input, "-odd-name.hlo");
 }
 
 TEST(OptionsTest, ShellWords) {
@@ -128,7 +139,9 @@ TEST(OptionsTest, UsageErrorsCarryCodesAndNameTheOption) {
 }
 
 TEST(OptionsTest, CommandsAndCacheUrl) {
-  EXPECT_EQ(ParseCommandLine({})->command, Command::kHelp);
+  EXPECT_FALSE(ParseCommandLine({}).ok());  // no command is a usage error
+  EXPECT_EQ(ParseCommandLine({"help"})->command, Command::kHelp);
+  EXPECT_EQ(ParseCommandLine({"-V"})->command, Command::kVersion);
   EXPECT_EQ(ParseCommandLine({"--version"})->command, Command::kVersion);
   EXPECT_EQ(ParseCommandLine({"list-operators", "--framework", "XLA"})->command, Command::kListOperators);
   EXPECT_EQ(ParseCommandLine({"compile", "--help"})->command, Command::kCompileHelp);

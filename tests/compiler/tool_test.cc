@@ -68,20 +68,27 @@ TEST(ToolTest, HelpVersionAndListOperators) {
   EXPECT_EQ(ops.out.find("\nsend\n"), std::string::npos);
   ToolResult bad = RunTool("neuron-compile", {"compile", "x.hlo", "--bogus"});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(Lines(bad.err), 1);
+  EXPECT_EQ(Lines(bad.err), 2);  // the error, then the Try hint
   EXPECT_NE(bad.err.find("--bogus"), std::string::npos);
-  // The hint to check NEURON_CC_FLAGS only where it is set.
+  EXPECT_NE(bad.err.find("\nTry 'neuron-compile compile --help'.\n"), std::string::npos) << bad.err;
+  // The hint to check NEURON_CC_FLAGS only where the bad option came from it.
   EXPECT_EQ(bad.err.find("NEURON_CC_FLAGS"), std::string::npos) << bad.err;
   ToolOptions flags;
   flags.env["NEURON_CC_FLAGS"] = "--bogus";
   ToolResult bad_flags = RunTool("neuron-compile", {"compile", "x.hlo"}, flags);
   EXPECT_EQ(bad_flags.exit_code, 2);
   EXPECT_NE(bad_flags.err.find("check NEURON_CC_FLAGS too"), std::string::npos) << bad_flags.err;
-  // No command at all is a usage error too: help on stderr, exit 2.
+  ToolOptions good_flags;
+  good_flags.env["NEURON_CC_FLAGS"] = "-O1";
+  ToolResult bad_argv = RunTool("neuron-compile", {"compile", "x.hlo", "--bogus"}, good_flags);
+  EXPECT_EQ(bad_argv.exit_code, 2);
+  EXPECT_EQ(bad_argv.err.find("NEURON_CC_FLAGS"), std::string::npos) << bad_argv.err;
+  // No command at all is a usage error too: one line and the hint, exit 2.
   ToolResult none = RunTool("neuron-compile", {});
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_TRUE(none.out.empty()) << none.out;
-  EXPECT_NE(none.err.find("usage: neuron-compile"), std::string::npos) << none.err;
+  EXPECT_EQ(Lines(none.err), 2) << none.err;
+  EXPECT_NE(none.err.find("give a command"), std::string::npos) << none.err;
 }
 
 TEST(ToolTest, CompilesWritesNeffAndLog) {

@@ -55,6 +55,10 @@ TEST(Show, OurNeffWithManifestAndOperators) {
   EXPECT_EQ(j["header"]["name"], "add");
   EXPECT_EQ(j["manifest"]["inputs"].size(), 2u);
   EXPECT_EQ(j["operators"]["add"], 1);
+  // Options go after the operands too (GNU style), with the same result.
+  ToolResult after = RunTool("neuron-dump", {"show", f, "--json"});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, r.out);
   r = RunTool("neuron-dump", {"show", f});
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("neff.json"), std::string::npos) << r.out;

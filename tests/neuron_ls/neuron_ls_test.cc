@@ -305,7 +305,10 @@ TEST(NeuronLsTest, UsageErrorsExit2) {
     ToolResult r = Ls(args);
     EXPECT_FALSE(r.signaled);
     EXPECT_EQ(r.exit_code, 2) << args[0];
-    EXPECT_EQ(Lines(r.err).size(), 1u) << r.err;
+    // One error line naming what is wrong, then the hint.
+    ASSERT_EQ(Lines(r.err).size(), 2u) << r.err;
+    EXPECT_EQ(Lines(r.err)[0].rfind("neuron-ls: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(Lines(r.err)[1], "Try 'neuron-ls --help'.") << r.err;
     EXPECT_EQ(r.out, "");
   }
 }

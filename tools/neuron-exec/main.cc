@@ -1,168 +1,128 @@
 // neuron-exec: runs a NEFF on the (simulated) NeuronCores with inputs from
 // .npy files, inline values or a seeded random draw; prints, writes and
 // checks the results; benchmarks latency and throughput. The work is in
-// lib/runtime/cli_exec.cc; this file parses the command line.
-#include <getopt.h>
-
+// lib/runtime/cli_exec.cc; this file is the option table.
 #include <algorithm>
-
-#include <cstdio>
-#include <new>
 #include <cstdlib>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "lib/runtime/cli_exec.h"
 #include "lib/support/cli.h"
+#include "lib/support/options.h"
 #include "lib/support/parse.h"
 
 namespace {
 
 constexpr const char* kTool = "neuron-exec";
 
-constexpr const char* kUsage =
-    "usage: neuron-exec FILE|- [options]\n"
-    "\n"
-    "Run a NEFF on simulated NeuronCores.\n"
-    "\n"
-    "  -i, --input NAME=FILE.npy     an input by HLO parameter name or #k (repeatable)\n"
-    "  -i, --input NAME=2x3xf32=1,2,3,4,5,6   an inline input (scalar: NAME=f32=3.5)\n"
-    "      --random-inputs           random values for inputs not given\n"
-    "      --seed N                  seed of --random-inputs (default 0)\n"
-    "      --output-dir DIR          write out0.npy, out1.npy, ... and outputs.json\n"
-    "  -o, --output NAME=FILE|-      write one result as .npy (repeatable)\n"
-    "  -p, --print                   print the results\n"
-    "      --expect NAME=FILE.npy    compare a result with expected values (repeatable)\n"
-    "      --rtol R                  relative tolerance of --expect (default 1e-5)\n"
-    "      --atol A                  absolute tolerance of --expect (default 1e-5)\n"
-    "  -c, --cores LIST              NeuronCores to run on, one replica each (e.g. 0-3)\n"
-    "  -r, --ranks N                 run N ranks of one job on this host (HLO collectives\n"
-    "                                across them; %r in file names is the rank)\n"
-    "  -n, --iterations N            benchmark: timed executions per core\n"
-    "  -w, --warmup W                benchmark: untimed executions first (default:\n"
-    "                                a tenth of N, 1 to 10)\n"
-    "  -j, --json                    print one JSON document\n"
-    "  -h, --help                    print this help\n"
-    "      --version                 print the version\n"
-    "\n"
-    "Honours NEURON_RT_* variables (NEURON_RT_VISIBLE_CORES, NEURON_RT_EXEC_TIMEOUT,\n"
-    "NEURON_RT_NUMERICAL_ERRORS_VERBOSITY, NEURON_FAIL_ON_NAN, ...); see neuron-exec(1).\n";
+using neuron::cli::Arg;
+using Status = absl::Status;
 
-enum LongOnly { kRandom = 256, kSeed, kOutputDir, kExpect, kRtol, kAtol, kVersion };
+Status Invalid(std::string_view why) { return absl::InvalidArgumentError(std::string(why)); }
 
-int Usage(const std::string& message) { return neuron::UsageError(kTool, message); }
-
-bool ParseDouble(const char* text, double* out) {
+Status ParseTolerance(std::string_view text, double* out) {
+  const std::string s(text);
   char* end = nullptr;
-  *out = std::strtod(text, &end);
-  return end != text && *end == '\0' && *out >= 0;
+  *out = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0' || !(*out >= 0)) return Invalid("expected a non-negative number");
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const option kOptions[] = {
-      {"input", required_argument, nullptr, 'i'},
-      {"random-inputs", no_argument, nullptr, kRandom},
-      {"seed", required_argument, nullptr, kSeed},
-      {"output-dir", required_argument, nullptr, kOutputDir},
-      {"output", required_argument, nullptr, 'o'},
-      {"print", no_argument, nullptr, 'p'},
-      {"expect", required_argument, nullptr, kExpect},
-      {"rtol", required_argument, nullptr, kRtol},
-      {"atol", required_argument, nullptr, kAtol},
-      {"cores", required_argument, nullptr, 'c'},
-      {"ranks", required_argument, nullptr, 'r'},
-      {"iterations", required_argument, nullptr, 'n'},
-      {"warmup", required_argument, nullptr, 'w'},
-      {"json", no_argument, nullptr, 'j'},
-      {"help", no_argument, nullptr, 'h'},
-      {"version", no_argument, nullptr, kVersion},
-      {nullptr, 0, nullptr, 0},
-  };
   neuron::runtime::ExecRequest request;
   bool warmup_given = false;
-  opterr = 0;
-  int opt;
-  while ((opt = getopt_long(argc, argv, ":i:o:pc:r:n:w:jh", kOptions, nullptr)) != -1) {
-    switch (opt) {
-      case 'i':
-      case 'o':
-      case kExpect: {
-        const char* flag = opt == 'i' ? "--input" : opt == 'o' ? "--output" : "--expect";
-        absl::StatusOr<neuron::runtime::NamedArg> arg =
-            neuron::runtime::SplitNamedArg(optarg, flag);
-        if (!arg.ok()) return Usage(std::string(arg.status().message()));
-        (opt == 'i' ? request.inputs : opt == 'o' ? request.outputs : request.expects)
-            .push_back(*arg);
-        break;
+  auto named = [](std::vector<neuron::runtime::NamedArg>* list, const char* flag) {
+    return [list, flag](std::string_view v) -> Status {
+      absl::StatusOr<neuron::runtime::NamedArg> arg = neuron::runtime::SplitNamedArg(v, flag);
+      if (!arg.ok()) return arg.status();
+      list->push_back(*arg);
+      return absl::OkStatus();
+    };
+  };
+  auto count = [&](int64_t* out, bool positive, bool warmup) {
+    return [&request, &warmup_given, out, positive, warmup](std::string_view v) -> Status {
+      absl::StatusOr<uint64_t> n = neuron::ParseUnsigned(v, 1000000000);
+      if (!n.ok() || (positive && *n == 0)) {
+        return Invalid(positive ? "expected a positive integer" : "expected a non-negative integer");
       }
-      case kRandom:
-        request.random_inputs = true;
-        break;
-      case kSeed: {
-        absl::StatusOr<uint64_t> seed = neuron::ParseUnsigned(optarg);
-        if (!seed.ok()) return Usage(absl::StrCat("--seed '", optarg, "': ", seed.status().message()));
-        request.seed = *seed;
-        break;
-      }
-      case kOutputDir:
-        request.output_dir = optarg;
-        break;
-      case 'p':
-        request.print = true;
-        break;
-      case kRtol:
-      case kAtol: {
-        double v;
-        if (!ParseDouble(optarg, &v)) {
-          return Usage(absl::StrCat(opt == kRtol ? "--rtol" : "--atol", " '", optarg,
-                                    "': expected a non-negative number"));
-        }
-        (opt == kRtol ? request.tolerance.rtol : request.tolerance.atol) = v;
-        break;
-      }
-      case 'c': {
-        absl::StatusOr<std::vector<int>> cores = neuron::ParseRangeList(optarg);
-        if (!cores.ok()) return Usage(absl::StrCat("--cores '", optarg, "': ", cores.status().message()));
-        request.cores = *cores;
-        break;
-      }
-      case 'r': {
-        absl::StatusOr<uint64_t> n = neuron::ParseUnsigned(optarg, 4096);
-        if (!n.ok() || *n == 0) return Usage(absl::StrCat("--ranks '", optarg, "': expected 1 to 4096"));
-        request.ranks = static_cast<int>(*n);
-        break;
-      }
-      case 'n':
-      case 'w': {
-        absl::StatusOr<uint64_t> n = neuron::ParseUnsigned(optarg, 1000000000);
-        if (!n.ok() || (opt == 'n' && *n == 0)) {
-          return Usage(absl::StrCat(opt == 'n' ? "--iterations" : "--warmup", " '", optarg,
-                                    "': expected ", opt == 'n' ? "a positive" : "a non-negative",
-                                    " integer"));
-        }
-        (opt == 'n' ? request.iterations : request.warmup) = static_cast<int64_t>(*n);
-        if (opt == 'w') warmup_given = true;
-        request.benchmark = true;
-        break;
-      }
-      case 'j':
-        request.json = true;
-        break;
-      case 'h':
-        std::fputs(kUsage, stdout);
-        return neuron::kExitOk;
-      case kVersion:
-        neuron::PrintVersion(kTool);
-        return neuron::kExitOk;
-      default:
-        return neuron::GetoptUsageError(kTool, opt, argv);
-    }
-  }
-  if (optind >= argc) return Usage("no NEFF given (a file, or - for stdin)");
-  if (argc - optind > 1) return Usage(absl::StrCat("unexpected argument '", argv[optind + 1], "'"));
-  request.neff_path = argv[optind];
+      *out = static_cast<int64_t>(*n);
+      request.benchmark = true;
+      if (warmup) warmup_given = true;
+      return absl::OkStatus();
+    };
+  };
+  const neuron::cli::Command command{
+      .tool = kTool,
+      .usage = "FILE|- [options]",
+      .description = "Run a NEFF on simulated NeuronCores.",
+      .options = {
+          {'i', "input", Arg::kRequired, "NAME=VALUE",
+           "an input by HLO parameter name or #k (repeatable):\n"
+           "NAME=FILE.npy, or inline NAME=2x3xf32=1,2,3,4,5,6\n"
+           "(a scalar: NAME=f32=3.5)",
+           named(&request.inputs, "--input"), "file"},
+          {0, "random-inputs", Arg::kNone, "", "random values for inputs not given",
+           [&](std::string_view) { request.random_inputs = true; return absl::OkStatus(); }},
+          {0, "seed", Arg::kRequired, "N", "seed of --random-inputs (default 0)",
+           [&](std::string_view v) -> Status {
+             absl::StatusOr<uint64_t> seed = neuron::ParseUnsigned(v);
+             if (!seed.ok()) return seed.status();
+             request.seed = *seed;
+             return absl::OkStatus();
+           }},
+          {0, "output-dir", Arg::kRequired, "DIR", "write out0.npy, out1.npy, ... and outputs.json",
+           [&](std::string_view v) { request.output_dir = std::string(v); return absl::OkStatus(); },
+           "dir"},
+          {'o', "output", Arg::kRequired, "NAME=FILE|-", "write one result as .npy (repeatable)",
+           named(&request.outputs, "--output"), "file"},
+          {'p', "print", Arg::kNone, "", "print the results",
+           [&](std::string_view) { request.print = true; return absl::OkStatus(); }},
+          {0, "expect", Arg::kRequired, "NAME=FILE.npy",
+           "compare a result with expected values (repeatable)",
+           named(&request.expects, "--expect"), "file"},
+          {0, "rtol", Arg::kRequired, "R", "relative tolerance of --expect (default 1e-5)",
+           [&](std::string_view v) { return ParseTolerance(v, &request.tolerance.rtol); }},
+          {0, "atol", Arg::kRequired, "A", "absolute tolerance of --expect (default 1e-5)",
+           [&](std::string_view v) { return ParseTolerance(v, &request.tolerance.atol); }},
+          {'c', "cores", Arg::kRequired, "LIST", "NeuronCores to run on, one replica each (e.g. 0-3)",
+           [&](std::string_view v) -> Status {
+             absl::StatusOr<std::vector<int>> cores = neuron::ParseRangeList(v);
+             if (!cores.ok()) return cores.status();
+             request.cores = *cores;
+             return absl::OkStatus();
+           }},
+          {'r', "ranks", Arg::kRequired, "N",
+           "run N ranks of one job on this host (HLO collectives\n"
+           "across them; %r in file names is the rank)",
+           [&](std::string_view v) -> Status {
+             absl::StatusOr<uint64_t> n = neuron::ParseUnsigned(v, 4096);
+             if (!n.ok() || *n == 0) return Invalid("expected 1 to 4096");
+             request.ranks = static_cast<int>(*n);
+             return absl::OkStatus();
+           }},
+          {'n', "iterations", Arg::kRequired, "N", "benchmark: timed executions per core",
+           count(&request.iterations, true, false)},
+          {'w', "warmup", Arg::kRequired, "W",
+           "benchmark: untimed executions first (default:\na tenth of N, 1 to 10)",
+           count(&request.warmup, false, true)},
+          {'j', "json", Arg::kNone, "", "print one JSON document",
+           [&](std::string_view) { request.json = true; return absl::OkStatus(); }},
+          {'q', "quiet", Arg::kNone, "", "no progress line on stderr",
+           [&](std::string_view) { request.quiet = true; return absl::OkStatus(); }},
+      },
+      .notes =
+          "Honours NEURON_RT_* variables (NEURON_RT_VISIBLE_CORES, NEURON_RT_EXEC_TIMEOUT,\n"
+          "NEURON_RT_NUMERICAL_ERRORS_VERBOSITY, NEURON_FAIL_ON_NAN, ...); see neuron-exec(1).",
+      .min_operands = 1,
+      .max_operands = 1,
+      .missing_operand = "no NEFF given (a file, or - for stdin)",
+      .operand_complete = "file",
+  };
+  neuron::cli::ParsedArgs parsed;
+  if (int rc = neuron::cli::ParseCommandLine(command, argc, argv, &parsed); rc >= 0) return rc;
+  request.neff_path = parsed.operands[0];
   // The first executions carry one-off costs (first touch of memory, plan
   // caches): untimed by default, a tenth of the timed ones, 1 to 10.
   if (request.benchmark && !warmup_given) {

@@ -1,75 +1,52 @@
 // neuron-load: validates and loads a NEFF on NeuronCores, reports what it
 // costs per core and where the load time went, then unloads. The work is
-// in lib/runtime/cli_load.cc; this file parses the command line.
-#include <getopt.h>
-
-#include <cstdio>
-#include <new>
+// in lib/runtime/cli_load.cc; this file is the option table.
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "lib/runtime/cli_load.h"
 #include "lib/support/cli.h"
+#include "lib/support/options.h"
 #include "lib/support/parse.h"
 
 namespace {
 
 constexpr const char* kTool = "neuron-load";
 
-constexpr const char* kUsage =
-    "usage: neuron-load FILE|- [--cores LIST] [--json]\n"
-    "\n"
-    "Validate and load a NEFF, report its device-memory cost per core and the\n"
-    "load time (read, hash, decompress, deserialize, build, place), then unload.\n"
-    "\n"
-    "  -c, --cores LIST   NeuronCores to load on (default: the first visible one)\n"
-    "  -j, --json         print one JSON document\n"
-    "  -h, --help         print this help\n"
-    "      --version      print the version\n"
-    "\n"
-    "Honours NEURON_RT_VALIDATE_HASH, NEURON_RT_ALLOW_LEGACY_NEFF,\n"
-    "NEURON_RT_VISIBLE_CORES, NEURON_SCRATCHPAD_PAGE_SIZE, ...; see neuron-load(1).\n";
-
-enum LongOnly { kVersion = 256 };
-
-int Usage(const std::string& message) { return neuron::UsageError(kTool, message); }
+using neuron::cli::Arg;
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  static const option kOptions[] = {
-      {"cores", required_argument, nullptr, 'c'},
-      {"json", no_argument, nullptr, 'j'},
-      {"help", no_argument, nullptr, 'h'},
-      {"version", no_argument, nullptr, kVersion},
-      {nullptr, 0, nullptr, 0},
-  };
   neuron::runtime::LoadRequest request;
-  opterr = 0;
-  int opt;
-  while ((opt = getopt_long(argc, argv, ":c:jh", kOptions, nullptr)) != -1) {
-    switch (opt) {
-      case 'c': {
-        absl::StatusOr<std::vector<int>> cores = neuron::ParseRangeList(optarg);
-        if (!cores.ok()) return Usage(absl::StrCat("--cores '", optarg, "': ", cores.status().message()));
-        request.cores = *cores;
-        break;
-      }
-      case 'j':
-        request.json = true;
-        break;
-      case 'h':
-        std::fputs(kUsage, stdout);
-        return neuron::kExitOk;
-      case kVersion:
-        neuron::PrintVersion(kTool);
-        return neuron::kExitOk;
-      default:
-        return neuron::GetoptUsageError(kTool, opt, argv);
-    }
-  }
-  if (optind >= argc) return Usage("no NEFF given (a file, or - for stdin)");
-  if (argc - optind > 1) return Usage(absl::StrCat("unexpected argument '", argv[optind + 1], "'"));
-  request.neff_path = argv[optind];
+  const neuron::cli::Command command{
+      .tool = kTool,
+      .usage = "FILE|- [options]",
+      .description =
+          "Validate and load a NEFF, report its device-memory cost per core and the\n"
+          "load time (read, hash, decompress, deserialize, build, place), then unload.",
+      .options = {
+          {'c', "cores", Arg::kRequired, "LIST", "NeuronCores to load on (default: the first free one)",
+           [&](std::string_view v) -> absl::Status {
+             absl::StatusOr<std::vector<int>> cores = neuron::ParseRangeList(v);
+             if (!cores.ok()) return cores.status();
+             request.cores = *cores;
+             return absl::OkStatus();
+           }},
+          {'j', "json", Arg::kNone, "", "print one JSON document",
+           [&](std::string_view) { request.json = true; return absl::OkStatus(); }},
+          {'q', "quiet", Arg::kNone, "", "no progress line on stderr",
+           [&](std::string_view) { request.quiet = true; return absl::OkStatus(); }},
+      },
+      .notes =
+          "Honours NEURON_RT_VALIDATE_HASH, NEURON_RT_ALLOW_LEGACY_NEFF,\n"
+          "NEURON_RT_VISIBLE_CORES, NEURON_SCRATCHPAD_PAGE_SIZE, ...; see neuron-load(1).",
+      .min_operands = 1,
+      .max_operands = 1,
+      .missing_operand = "no NEFF given (a file, or - for stdin)",
+      .operand_complete = "file",
+  };
+  neuron::cli::ParsedArgs parsed;
+  if (int rc = neuron::cli::ParseCommandLine(command, argc, argv, &parsed); rc >= 0) return rc;
+  request.neff_path = parsed.operands[0];
   return neuron::RunGuarded(kTool, [&] { return neuron::runtime::RunLoad(request); });
 }

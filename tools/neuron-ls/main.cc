@@ -2,8 +2,6 @@
 // one), the processes holding their cores, their interconnect, and with
 // --env the effective runtime configuration. Works like the real neuron-ls;
 // the listing itself lives in lib/device, the configuration in lib/config.
-#include <getopt.h>
-
 #include <cstdio>
 #include <string>
 
@@ -12,28 +10,13 @@
 #include "lib/config/env_report.h"
 #include "lib/device/ls_listing.h"
 #include "lib/support/cli.h"
+#include "lib/support/options.h"
 
 namespace {
 
 constexpr const char* kTool = "neuron-ls";
 
-constexpr const char* kUsage =
-    "usage: neuron-ls [-w] [-a] [-t] [-j | --output-format json|table] [--env]\n"
-    "\n"
-    "List Neuron devices, their NeuronCores and the processes using them.\n"
-    "\n"
-    "  -w, --wide                 wider table (longer commands)\n"
-    "  -a, --show-all-procs       also list processes without a Neuron runtime\n"
-    "  -t, --topology             draw the device interconnect after the table\n"
-    "  -j, --json-output          print JSON instead of the table\n"
-    "      --output-format FMT    json or table\n"
-    "      --env                  print the effective runtime configuration\n"
-    "      --json                 with --env: print it as JSON (same as -j)\n"
-    "  -h, --help                 print this help\n"
-    "      --version              print the version\n"
-    "\n"
-    "Environment: NEURON_SIM_INSTANCE_TYPE, NEURON_SIM_ROOT, NEURON_LOGICAL_NC_CONFIG,\n"
-    "NEURON_RT_VISIBLE_CORES and every NEURON_RT_* variable (see neuron-ls(1)).\n";
+using neuron::cli::Arg;
 
 struct Flags {
   bool wide = false;
@@ -43,84 +26,51 @@ struct Flags {
   bool env = false;
 };
 
-enum LongOnly { kOutputFormat = 256, kEnv, kJson, kVersion };
+absl::Status Set(bool* flag, bool value = true) {
+  *flag = value;
+  return absl::OkStatus();
+}
 
 // Returns an exit code when the program should stop (help, version, usage).
 int ParseFlags(int argc, char** argv, Flags* flags) {
-  static const option kOptions[] = {
-      {"wide", no_argument, nullptr, 'w'},
-      {"show-all-procs", no_argument, nullptr, 'a'},
-      {"topology", no_argument, nullptr, 't'},
-      {"json-output", no_argument, nullptr, 'j'},
-      {"output-format", required_argument, nullptr, kOutputFormat},
-      {"env", no_argument, nullptr, kEnv},
-      {"json", no_argument, nullptr, kJson},
-      {"help", no_argument, nullptr, 'h'},
-      {"version", no_argument, nullptr, kVersion},
-      {nullptr, 0, nullptr, 0},
+  const neuron::cli::Command command{
+      .tool = kTool,
+      .usage = "[-w] [-a] [-t] [-j | --output-format json|table] [--env]",
+      .description = "List Neuron devices, their NeuronCores and the processes using them.",
+      .options = {
+          {'w', "wide", Arg::kNone, "", "wider table (longer commands)",
+           [=](std::string_view) { return Set(&flags->wide); }},
+          {'a', "show-all-procs", Arg::kNone, "", "also list processes without a Neuron runtime",
+           [=](std::string_view) { return Set(&flags->show_all_procs); }},
+          {'t', "topology", Arg::kNone, "", "draw the device interconnect after the table",
+           [=](std::string_view) { return Set(&flags->topology); }},
+          {'j', "json-output", Arg::kNone, "", "print JSON instead of the table",
+           [=](std::string_view) { return Set(&flags->json); }},
+          {0, "output-format", Arg::kRequired, "FMT", "json or table",
+           [=](std::string_view v) {
+             if (v != "json" && v != "table") {
+               return absl::InvalidArgumentError("not a format (use json or table)");
+             }
+             return Set(&flags->json, v == "json");
+           },
+           "json table"},
+          {0, "env", Arg::kNone, "", "print the effective runtime configuration",
+           [=](std::string_view) { return Set(&flags->env); }},
+          {0, "json", Arg::kNone, "", "with --env: print it as JSON (same as -j)",
+           [=](std::string_view) { return Set(&flags->json); }},
+      },
+      .notes =
+          "Environment: NEURON_SIM_INSTANCE_TYPE, NEURON_SIM_ROOT, NEURON_LOGICAL_NC_CONFIG,\n"
+          "NEURON_RT_VISIBLE_CORES and every NEURON_RT_* variable (see neuron-ls(1)).",
+      .max_operands = 0,
   };
-  opterr = 0;  // our own one-line messages
-  for (;;) {
-    int index = 0;
-    int c = getopt_long(argc, argv, ":watjh", kOptions, &index);
-    if (c == -1) break;
-    switch (c) {
-      case 'w':
-        flags->wide = true;
-        break;
-      case 'a':
-        flags->show_all_procs = true;
-        break;
-      case 't':
-        flags->topology = true;
-        break;
-      case 'j':
-      case kJson:
-        flags->json = true;
-        break;
-      case kOutputFormat: {
-        const std::string format = optarg;
-        if (format == "json") {
-          flags->json = true;
-        } else if (format == "table") {
-          flags->json = false;
-        } else {
-          neuron::PrintError(kTool, "--output-format: '" + format +
-                                        "' is not a format (use json or table)");
-          return neuron::kExitUsage;
-        }
-        break;
-      }
-      case kEnv:
-        flags->env = true;
-        break;
-      case 'h':
-        std::fputs(kUsage, stdout);
-        return neuron::kExitOk;
-      case kVersion:
-        neuron::PrintVersion(kTool);
-        return neuron::kExitOk;
-      case ':':
-        neuron::PrintError(kTool, std::string(argv[optind - 1]) + ": missing value (see --help)");
-        return neuron::kExitUsage;
-      default: {
-        std::string bad = optopt != 0 ? std::string("-") + static_cast<char>(optopt)
-                                      : std::string(argv[optind - 1]);
-        neuron::PrintError(kTool, "unknown option '" + bad + "' (see --help)");
-        return neuron::kExitUsage;
-      }
-    }
-  }
-  if (optind < argc) {
-    neuron::PrintError(kTool, std::string("unexpected argument '") + argv[optind] +
-                                  "' (see --help)");
-    return neuron::kExitUsage;
-  }
+  neuron::cli::ParsedArgs parsed;
+  if (int rc = neuron::cli::ParseCommandLine(command, argc, argv, &parsed); rc >= 0) return rc;
   if (flags->topology && flags->json) {
     // Refused rather than ignored: the picture has no JSON form.
-    neuron::PrintError(kTool, "-t draws the topology after the table; as JSON it is each "
-                              "device's connected_to (drop -t, or -j)");
-    return neuron::kExitUsage;
+    return neuron::cli::UsageError(command,
+                                   "-t draws the topology after the table; as JSON it is each "
+                                   "device's connected_to (drop -t, or -j)");
   }
   return -1;
 }
