@@ -8,10 +8,12 @@
 
 #include <cstdio>
 #include <new>
+#include <optional>
 #include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "lib/config/value_parsers.h"
 #include "lib/runtime/cli_exec.h"
 #include "lib/support/cli.h"
 #include "lib/support/parse.h"
@@ -42,13 +44,15 @@ constexpr const char* kUsage =
     "  -w, --warmup W                benchmark: untimed executions first (default:\n"
     "                                a tenth of N, 1 to 10)\n"
     "  -j, --json                    print one JSON document\n"
+    "      --profile-format json|pftrace   format of profiles written with\n"
+    "                                NEURON_RT_INSPECT_ENABLE (sets NEURON_SIM_PROFILE_FORMAT)\n"
     "  -h, --help                    print this help\n"
     "      --version                 print the version\n"
     "\n"
     "Honours NEURON_RT_* variables (NEURON_RT_VISIBLE_CORES, NEURON_RT_EXEC_TIMEOUT,\n"
     "NEURON_RT_NUMERICAL_ERRORS_VERBOSITY, NEURON_FAIL_ON_NAN, ...); see neuron-exec(1).\n";
 
-enum LongOnly { kRandom = 256, kSeed, kOutputDir, kExpect, kRtol, kAtol, kVersion };
+enum LongOnly { kRandom = 256, kSeed, kOutputDir, kExpect, kRtol, kAtol, kVersion, kProfileFormat };
 
 int Usage(const std::string& message) { return neuron::UsageError(kTool, message); }
 
@@ -76,6 +80,7 @@ int main(int argc, char** argv) {
       {"iterations", required_argument, nullptr, 'n'},
       {"warmup", required_argument, nullptr, 'w'},
       {"json", no_argument, nullptr, 'j'},
+      {"profile-format", required_argument, nullptr, kProfileFormat},
       {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, kVersion},
       {nullptr, 0, nullptr, 0},
@@ -150,6 +155,17 @@ int main(int argc, char** argv) {
       case 'j':
         request.json = true;
         break;
+      case kProfileFormat: {
+        // The runtime (and every rank of -r) reads the variable.
+        std::optional<neuron::config::ProfileFormat> format =
+            neuron::config::ParseProfileFormat(optarg);
+        if (!format) {
+          return Usage(absl::StrCat("--profile-format '", optarg, "': expected ",
+                                    neuron::config::kAcceptedProfileFormat));
+        }
+        setenv("NEURON_SIM_PROFILE_FORMAT", neuron::config::ProfileFormatName(*format), 1);
+        break;
+      }
       case 'h':
         std::fputs(kUsage, stdout);
         return neuron::kExitOk;
