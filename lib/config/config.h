@@ -91,6 +91,8 @@ enum class LogLevel { kError, kWarn, kInfo, kDebug, kTrace, kQuiet };
 enum class NumericalVerbosity { kNone, kCritical, kDebug, kVerbose };
 enum class DeviceProfileMode { kDisabled, kModel, kSession };
 enum class HbmInit { kOff, kFp32Nan, kBf16Nan, kPattern };
+// The file format of profiles (NEURON_SIM_PROFILE_FORMAT).
+enum class ProfileFormat { kJson, kPftrace };
 
 // Log destinations for one submodule.
 struct LogSink {
@@ -186,6 +188,7 @@ struct RuntimeConfig {
   // Simulator.
   std::string sim_instance_type = "trn1.2xlarge";  // not read directly: lib/device reads the variable before resolution
   std::string sim_root;  // not read directly: lib/device reads the variable before resolution ("" = its default)
+  ProfileFormat sim_profile_format = ProfileFormat::kJson;
 };
 
 // Result of resolving the environment.

@@ -639,6 +639,19 @@ void ResolveSimulator(Resolver& r) {
   RuntimeConfig& c = r.config();
   r.ReadString("NEURON_SIM_INSTANCE_TYPE", "trn1.2xlarge", &c.sim_instance_type);
   r.ReadString("NEURON_SIM_ROOT", "", &c.sim_root);
+
+  const char* kFormat = "NEURON_SIM_PROFILE_FORMAT";
+  c.sim_profile_format = ProfileFormat::kJson;
+  r.Record(kFormat, ProfileFormatName(c.sim_profile_format), Source::kDefault);
+  if (std::optional<std::string> text = r.Env(kFormat)) {
+    if (auto format = ParseProfileFormat(*text)) {
+      c.sim_profile_format = *format;
+      r.Record(kFormat, ProfileFormatName(*format), Source::kEnv);
+    } else {
+      r.Record(kFormat, *text, Source::kEnv);
+      r.FailParse(kFormat, *text, "a profile format", kAcceptedProfileFormat);
+    }
+  }
 }
 
 }  // namespace

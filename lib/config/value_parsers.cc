@@ -103,6 +103,17 @@ const char* DeviceProfileModeName(DeviceProfileMode mode) {
   return "disabled";
 }
 
+std::optional<ProfileFormat> ParseProfileFormat(std::string_view text) {
+  std::string word = Lower(text);
+  if (word == "json") return ProfileFormat::kJson;
+  if (word == "pftrace") return ProfileFormat::kPftrace;
+  return std::nullopt;
+}
+
+const char* ProfileFormatName(ProfileFormat format) {
+  return format == ProfileFormat::kPftrace ? "pftrace" : "json";
+}
+
 std::optional<HbmInitValue> ParseHbmInit(std::string_view text) {
   std::string word = Lower(text);
   if (word == "off") return HbmInitValue{HbmInit::kOff, 0};

@@ -38,6 +38,11 @@ inline constexpr const char* kAcceptedDeviceProfile = "model, 1, session, 0";
 std::optional<DeviceProfileMode> ParseDeviceProfileMode(std::string_view text);
 const char* DeviceProfileModeName(DeviceProfileMode mode);  // "model", ...
 
+// json (Trace Event JSON) or pftrace (Perfetto's protobuf trace).
+inline constexpr const char* kAcceptedProfileFormat = "json, pftrace (any case)";
+std::optional<ProfileFormat> ParseProfileFormat(std::string_view text);
+const char* ProfileFormatName(ProfileFormat format);  // "json", "pftrace"
+
 // off, fp32_nan, bf16_nan, or a 32-bit unsigned integer pattern.
 inline constexpr const char* kAcceptedHbmInit =
     "off, fp32_nan, bf16_nan or an unsigned integer up to 4294967295";

@@ -241,6 +241,9 @@ constexpr Row kEffects[] = {
     {"NEURON_SIM_ROOT", {kSim,
       "Where the simulated device tree (sysfs counterpart, core locks, counters) lives.",
       "neuron-ls(1)"}},
+    {"NEURON_SIM_PROFILE_FORMAT", {kSim,
+      "Profiles are written as Trace Event JSON (.json) or as Perfetto's protobuf trace (.pftrace).",
+      "neuron-exec(1)"}},
 };
 // clang-format on
 

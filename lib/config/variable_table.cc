@@ -396,6 +396,10 @@ const std::vector<VariableSpec>& AllVariables() {
        "Simulator", "Simulator",
        "Root directory of the simulated device tree.",
        false},
+      {"NEURON_SIM_PROFILE_FORMAT", ValueType::kEnum, "json",
+       "Simulator", "Simulator",
+       "File format of profiles: json (Trace Event JSON) or pftrace (Perfetto protobuf, smaller).",
+       false},
   };
   return kTable;
 }

@@ -15,8 +15,10 @@
 //    trace recorder whose events go into the system profile.
 //
 // Profiles are written as Trace Event JSON (open in ui.perfetto.dev or
-// chrome://tracing), not as the SDK's binary NTFF: the simulated device has
-// no notification queues to serialize, and JSON is what lib/profile writes.
+// chrome://tracing) or, with NEURON_SIM_PROFILE_FORMAT=pftrace, Perfetto's
+// protobuf trace; not as the SDK's binary NTFF: the simulated device has
+// no notification queues to serialize. A file named by the caller
+// (nrt_profile_start) is written in that format whatever its name.
 // Every file appears whole or not at all (temporary file + rename).
 //
 // nrt_close (ShutdownProfiling) ends what is running: an inspect session is
@@ -348,8 +350,10 @@ NRT_STATUS nrt_profile_continuous_save(uint32_t vnc, nrt_profile_continuous_opti
   // the same pid): a save never overwrites a profile.
   std::string path;
   do {
-    path = absl::StrFormat("%s/continuous_profile_nc%d_pid%d_%d.json", dir, vnc, getpid(),
-                           g_continuous_files.fetch_add(1));
+    path = absl::StrFormat("%s/continuous_profile_nc%d_pid%d_%d%s", dir, vnc, getpid(),
+                           g_continuous_files.fetch_add(1),
+                           neuron::profile::ProfileFileExtension(
+                               g_continuous->config().sim_profile_format));
   } while (FileExists(path));
   if (absl::Status s = g_continuous->WriteLatest(core, path); !s.ok()) {
     return Fail(s.code() == absl::StatusCode::kNotFound ? NRT_INVALID : NRT_FAILURE,

@@ -60,7 +60,8 @@ std::string Fingerprint(const config::RuntimeConfig& c) {
                       c.inspect_on_fail, ":", c.inspect_output_dir, ":", c.inspect_system_profile,
                       ":", c.inspect_sys_trace_max_events_per_nc, ":",
                       absl::StrJoin(c.profile_buf_mib, ","), ":", c.dma_packetization_size, ":",
-                      c.enable_dge_notifications, ":", c.inspect_precache_enable);
+                      c.enable_dge_notifications, ":", c.inspect_precache_enable, ":",
+                      static_cast<int>(c.sim_profile_format));
 }
 
 std::mutex& RegistryMutex() {
@@ -498,7 +499,7 @@ std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool fa
   std::lock_guard<std::mutex> lock(mu_);
   if (c.device_) {
     if (options_.latest_per_core) {
-      auto trace = std::make_unique<Trace>();
+      auto trace = std::make_unique<Trace>(config_.sim_profile_format);
       nlohmann::json& od = trace->other_data();
       od["profile"] = "device";
       od["mode"] = "continuous";
@@ -513,7 +514,7 @@ std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool fa
       latest_[c.info_.core] = std::move(trace);
     } else if (config_.inspect_device_profile == config::DeviceProfileMode::kSession) {
       if (session_device_ == nullptr) {
-        session_device_ = std::make_unique<Trace>();
+        session_device_ = std::make_unique<Trace>(config_.sim_profile_format);
         session_device_->other_data()["profile"] = "device";
         session_device_->other_data()["mode"] = "session";
       }
@@ -530,7 +531,7 @@ std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool fa
       session_dirty_ = true;
     } else if (!c.on_fail_ || failed) {
       NeffState& neff = neffs_[c.info_.neff_uuid];
-      Trace trace;
+      Trace trace(config_.sim_profile_format);
       nlohmann::json& od = trace.other_data();
       od["profile"] = "device";
       od["mode"] = c.on_fail_ ? "on_fail" : "model";
@@ -543,8 +544,8 @@ std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool fa
                                        c.metadata_build_ns_);
       ReportTruncation(trace, c.dropped_, config_.profile_buf_mib, c.info_.model);
       const std::string path = PathFor(absl::StrFormat(
-          "device_profile_model_%s_%s_pid%d.json", Sanitize(c.info_.model),
-          c.info_.neff_uuid.substr(0, 8), getpid()));
+          "device_profile_model_%s_%s_pid%d%s", Sanitize(c.info_.model),
+          c.info_.neff_uuid.substr(0, 8), getpid(), ProfileFileExtension(config_.sim_profile_format)));
       if (absl::Status s = trace.WriteFile(path); s.ok()) {
         written.push_back(path);
         neff.written = true;
@@ -558,7 +559,7 @@ std::vector<std::string> Profiler::End(std::unique_ptr<Capture> capture, bool fa
   }
   if (c.system_) {
     if (system_ == nullptr) {
-      system_ = std::make_unique<Trace>();
+      system_ = std::make_unique<Trace>(config_.sim_profile_format);
       system_->other_data()["profile"] = "system";
       system_->NameProcess(static_cast<int>(getpid()), "neuron runtime (host)", 1);
     }
@@ -593,9 +594,11 @@ std::vector<std::string> Profiler::Flush() {
                system_dropped_, config_.inspect_sys_trace_max_events_per_nc);
     system_dropped_reported_ = system_dropped_;
   }
+  const char* extension = ProfileFileExtension(config_.sim_profile_format);
   write(session_device_.get(), &session_dirty_,
-        absl::StrFormat("device_profile_session_pid%d.json", getpid()));
-  write(system_.get(), &system_dirty_, absl::StrFormat("system_profile_pid%d.json", getpid()));
+        absl::StrFormat("device_profile_session_pid%d%s", getpid(), extension));
+  write(system_.get(), &system_dirty_,
+        absl::StrFormat("system_profile_pid%d%s", getpid(), extension));
   return written;
 }
 
@@ -607,7 +610,7 @@ absl::Status Profiler::WriteDeviceTrace(const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
   if (session_device_ == nullptr) {
     // Nothing ran: still a valid (empty) trace, so the file always appears.
-    Trace empty;
+    Trace empty(config_.sim_profile_format);
     empty.other_data()["profile"] = "device";
     empty.other_data()["mode"] = "session";
     empty.other_data()["executions"] = 0;
@@ -631,7 +634,7 @@ void Profiler::AddSystemEvents(const std::vector<SysEvent>& events) {
   const int pid = static_cast<int>(getpid());
   std::lock_guard<std::mutex> lock(mu_);
   if (system_ == nullptr) {
-    system_ = std::make_unique<Trace>();
+    system_ = std::make_unique<Trace>(config_.sim_profile_format);
     system_->other_data()["profile"] = "system";
     system_->NameProcess(pid, "neuron runtime (host)", 1);
   }
@@ -654,7 +657,7 @@ void Profiler::AddSystemEvents(const std::vector<SysEvent>& events) {
 
 Trace& Profiler::SessionTraceFor(int device, int core) {
   if (session_device_ == nullptr) {
-    session_device_ = std::make_unique<Trace>();
+    session_device_ = std::make_unique<Trace>(config_.sim_profile_format);
     session_device_->other_data()["profile"] = "device";
     session_device_->other_data()["mode"] = "session";
   }

@@ -25,8 +25,10 @@
 //    what does not fit is dropped and reported as truncation (a warning
 //    and otherData.truncated in the trace).
 //
-// Files (Trace Event JSON, open in ui.perfetto.dev or chrome://tracing), in
-// INSPECT_OUTPUT_DIR (default: the current directory):
+// Files (open in ui.perfetto.dev), in INSPECT_OUTPUT_DIR (default: the
+// current directory), ending in .json (Trace Event JSON, also for
+// chrome://tracing) or .pftrace (Perfetto's protobuf trace) as
+// NEURON_SIM_PROFILE_FORMAT says:
 //   device_profile_model_<model>_<uuid8>_pid<pid>.json
 //   device_profile_session_pid<pid>.json
 //   system_profile_pid<pid>.json

@@ -1,79 +1,54 @@
 #include "lib/profile/trace.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "lib/profile/json_trace_encoder.h"
+#include "lib/profile/pftrace_encoder.h"
+#include "lib/support/atomic_file.h"
 
 namespace neuron::profile {
-namespace {
 
-double Micros(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
-
-}  // namespace
-
-std::string JsonString(std::string_view text) {
-  return nlohmann::json(std::string(text))
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-void Trace::Add(const std::string& event) {
-  if (count_++ > 0) events_ += ",\n";
-  events_ += event;
+Trace::Trace(config::ProfileFormat format) : format_(format) {
+  if (format == config::ProfileFormat::kPftrace) {
+    encoder_ = std::make_unique<PftraceEncoder>();
+  } else {
+    encoder_ = std::make_unique<JsonTraceEncoder>();
+  }
 }
 
 void Trace::NameProcess(int pid, std::string_view name, int sort_index) {
-  Add(absl::StrFormat(R"({"ph":"M","pid":%d,"name":"process_name","args":{"name":%s}})", pid,
-                      JsonString(name)));
-  Add(absl::StrFormat(R"({"ph":"M","pid":%d,"name":"process_sort_index","args":{"sort_index":%d}})",
-                      pid, sort_index));
+  encoder_->NameProcess(pid, name, sort_index);
 }
 
 void Trace::NameThread(int pid, int tid, std::string_view name, int sort_index) {
-  Add(absl::StrFormat(R"({"ph":"M","pid":%d,"tid":%d,"name":"thread_name","args":{"name":%s}})",
-                      pid, tid, JsonString(name)));
-  Add(absl::StrFormat(
-      R"({"ph":"M","pid":%d,"tid":%d,"name":"thread_sort_index","args":{"sort_index":%d}})", pid,
-      tid, sort_index));
-}
-
-void Trace::SpanWithArgsText(int pid, int tid, std::string_view name, std::string_view category,
-                             int64_t begin_ns, int64_t duration_ns, std::string_view args_json) {
-  std::string e = absl::StrFormat(R"({"ph":"X","pid":%d,"tid":%d,"name":%s,"cat":%s,"ts":%.3f,"dur":%.3f)",
-                                  pid, tid, JsonString(name), JsonString(category),
-                                  Micros(begin_ns), Micros(duration_ns < 0 ? 0 : duration_ns));
-  if (!args_json.empty()) absl::StrAppend(&e, R"(,"args":)", std::string(args_json));
-  e += "}";
-  Add(e);
+  encoder_->NameThread(pid, tid, name, sort_index);
 }
 
 void Trace::Span(int pid, int tid, std::string_view name, std::string_view category,
                  int64_t begin_ns, int64_t duration_ns, const nlohmann::json& args) {
-  SpanWithArgsText(pid, tid, name, category, begin_ns, duration_ns,
-                   args.is_null() ? "" : args.dump(-1, ' ', false,
-                                                   nlohmann::json::error_handler_t::replace));
+  encoder_->Span(pid, tid, name, category, begin_ns, duration_ns, args);
+}
+
+void Trace::SpanWithArgsText(int pid, int tid, std::string_view name, std::string_view category,
+                             int64_t begin_ns, int64_t duration_ns, std::string_view args_json) {
+  encoder_->SpanWithArgsText(pid, tid, name, category, begin_ns, duration_ns, args_json);
 }
 
 void Trace::Instant(int pid, int tid, std::string_view name, std::string_view category,
                     int64_t at_ns, const nlohmann::json& args) {
-  std::string e = absl::StrFormat(R"({"ph":"i","s":"t","pid":%d,"tid":%d,"name":%s,"cat":%s,"ts":%.3f)",
-                                  pid, tid, JsonString(name), JsonString(category), Micros(at_ns));
-  if (!args.is_null())
-    absl::StrAppend(&e, R"(,"args":)",
-                    args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  e += "}";
-  Add(e);
+  encoder_->Instant(pid, tid, name, category, at_ns, args);
 }
 
 void Trace::Counter(int pid, std::string_view name, int64_t at_ns, const nlohmann::json& values) {
-  Add(absl::StrFormat(R"({"ph":"C","pid":%d,"name":%s,"ts":%.3f,"args":%s})", pid,
-                      JsonString(name), Micros(at_ns),
-                      values.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  encoder_->Counter(pid, name, at_ns, values);
+}
+
+const char* ProfileFileExtension(config::ProfileFormat format) {
+  return format == config::ProfileFormat::kPftrace ? ".pftrace" : ".json";
 }
 
 absl::Status MakeDirectories(const std::string& dir) {
@@ -100,24 +75,10 @@ absl::Status Trace::WriteFile(const std::string& path) const {
   if (slash != std::string::npos && slash > 0) {
     if (absl::Status s = MakeDirectories(path.substr(0, slash)); !s.ok()) return s;
   }
-  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr)
-    return absl::InternalError(absl::StrCat("cannot write '", tmp, "': ", std::strerror(errno)));
-  const std::string text = absl::StrCat(
-      "{\"traceEvents\":[\n", events_, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":",
-      other_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "}\n");
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) {
-    std::remove(tmp.c_str());
-    return absl::InternalError(absl::StrCat("cannot write '", tmp, "'"));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::InternalError(
-        absl::StrCat("cannot rename to '", path, "': ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  absl::StatusOr<AtomicFile> file = AtomicFile::Create(path);
+  if (!file.ok()) return file.status();
+  if (absl::Status s = encoder_->WriteTo(*file, other_); !s.ok()) return s;
+  return file->Commit();
 }
 
 }  // namespace neuron::profile

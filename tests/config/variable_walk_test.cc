@@ -222,6 +222,9 @@ std::map<std::string, Case> Cases() {
           [](C c) { return c.sim_instance_type == "trn2.48xlarge"; });
   k["NEURON_SIM_ROOT"] = Num("", "/tmp/simroot", "/tmp/simroot", "",
                              [](C c) { return c.sim_root == "/tmp/simroot"; });
+  k["NEURON_SIM_PROFILE_FORMAT"] =
+      Num("json", "PFTRACE", "pftrace", "protobuf",
+          [](C c) { return c.sim_profile_format == ProfileFormat::kPftrace; });
   return k;
 }
 

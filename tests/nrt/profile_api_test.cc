@@ -1,6 +1,6 @@
 // Profiling, inspect and system trace through the C API (nrt_profile.h,
 // nrt_sys_trace.h, nrt_trace_*): the files written are parsed back as
-// Trace Event JSON and the fetched events as JSON.
+// Trace Event JSON (or Perfetto traces) and the fetched events as JSON.
 #include <dirent.h>
 
 #include <cstdlib>
@@ -21,6 +21,7 @@
 #include "nrt/nrt_profile.h"
 #include "nrt/nrt_sys_trace.h"
 #include "tests/nrt/nrt_test_env.h"
+#include "tests/profile/pftrace_reader.h"
 #include "tests/runtime/test_neff.h"
 
 namespace {
@@ -41,6 +42,7 @@ const char* const kInspectVars[] = {
     "NEURON_RT_INSPECT_DEVICE_PROFILE",
     "NEURON_RT_INSPECT_SYSTEM_PROFILE",
     "NEURON_RT_INSPECT_EVENT_FILTER_TYPE",
+    "NEURON_SIM_PROFILE_FORMAT",
 };
 
 // A loaded model with device tensors bound to its inputs and outputs.
@@ -226,6 +228,33 @@ TEST_F(ProfileApiTest, ContinuousSaveWritesEachCoresLatestExecution) {
   }
   EXPECT_EQ(per_core[0], 2);
   EXPECT_EQ(per_core[1], 1);
+}
+
+// NEURON_SIM_PROFILE_FORMAT=pftrace at init: saves are Perfetto traces.
+TEST_F(ProfileApiTest, ContinuousSaveWritesPftraceInThatFormat) {
+  setenv("NEURON_SIM_PROFILE_FORMAT", "pftrace", 1);
+  Init();
+  Loaded* add = Load(neuron::testing::kAddHlo, 0);
+  ASSERT_TRUE(add);
+  nrt_profile_continuous_options_t* options = nullptr;
+  ASSERT_EQ(nrt_profile_continuous_options_allocate(&options), NRT_SUCCESS);
+  const std::string dir = root_ + "/continuous";
+  ASSERT_EQ(nrt_profile_continuous_options_set_output_dir(options, dir.c_str()), NRT_SUCCESS);
+  ASSERT_EQ(nrt_profile_continuous_start(options), NRT_SUCCESS) << nrt_get_last_error();
+  Execute(add, 2);
+  ASSERT_EQ(nrt_profile_continuous_save(0, options), NRT_SUCCESS) << nrt_get_last_error();
+  ASSERT_EQ(nrt_profile_continuous_stop(), NRT_SUCCESS);
+  nrt_profile_continuous_options_free(options);
+  const std::vector<std::string> files = Files(dir);
+  ASSERT_EQ(files.size(), 1u);
+  ASSERT_GT(files[0].size(), 8u);
+  EXPECT_EQ(files[0].substr(files[0].size() - 8), ".pftrace") << files[0];
+  absl::StatusOr<neuron::testing::PfTrace> t = neuron::testing::ReadPftraceFile(files[0]);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->other_data["mode"], "continuous");
+  int sums = 0;
+  for (const neuron::testing::PfSlice& s : t->slices) sums += s.name == "sum";
+  EXPECT_EQ(sums, 1);  // the latest execution only
 }
 
 TEST_F(ProfileApiTest, ContinuousProfilingIsRefusedDuringAnInspectSession) {

@@ -17,6 +17,7 @@
 #include "lib/runtime/runtime.h"
 #include "nlohmann/json.hpp"
 #include "tests/device/fast_temp_dir.h"
+#include "tests/profile/pftrace_reader.h"
 #include "tests/runtime/test_neff.h"
 
 namespace neuron::runtime {
@@ -112,12 +113,13 @@ class ProfileTest : public ::testing::Test {
     return last;  // the model is unloaded here: session traces are written
   }
 
-  std::vector<std::string> Files(const std::string& prefix) {
+  std::vector<std::string> Files(const std::string& prefix, const std::string& suffix = ".json") {
     std::vector<std::string> found;
     if (DIR* d = opendir(out_.c_str())) {
       while (dirent* e = readdir(d)) {
         const std::string n = e->d_name;
-        if (n.rfind(prefix, 0) == 0 && n.size() > 5 && n.substr(n.size() - 5) == ".json")
+        if (n.rfind(prefix, 0) == 0 && n.size() > suffix.size() &&
+            n.substr(n.size() - suffix.size()) == suffix)
           found.push_back(out_ + "/" + n);
       }
       closedir(d);
@@ -185,6 +187,50 @@ TEST_F(ProfileTest, ModelModeTraceHasInstructionSpansWithArgs) {
   EXPECT_TRUE(tracks.count("nc0 compute") && tracks.count("nc0 dma")) << doc.dump(1);
   // The system profile is on by default.
   EXPECT_EQ(Files("system_profile_pid").size(), 1u);
+}
+
+// NEURON_SIM_PROFILE_FORMAT=pftrace: the same profiles as Perfetto traces.
+TEST_F(ProfileTest, PftraceFormatWritesPerfettoTraces) {
+  env_["NEURON_RT_INSPECT_DEVICE_PROFILE"] = "model";
+  env_["NEURON_SIM_PROFILE_FORMAT"] = "pftrace";
+  env_["NEURON_RT_INSPECT_HOST_MEMORY"] = "1";
+  auto rt = Init();
+  ASSERT_TRUE(Run(*rt, kDotHlo, 1).ok());
+  rt.reset();  // flushes the system profile
+  EXPECT_TRUE(Files("").empty()) << "a .json profile was written";
+  const std::vector<std::string> device = Files("device_profile_model_mm_", ".pftrace");
+  ASSERT_EQ(device.size(), 1u) << logs_;
+  absl::StatusOr<testing::PfTrace> t = testing::ReadPftraceFile(device[0]);
+  ASSERT_TRUE(t.ok()) << t.status();
+  std::map<std::string, testing::PfSlice> spans;
+  for (const testing::PfSlice& s : t->slices) spans.emplace(s.name, s);
+  ASSERT_TRUE(spans.count("d") && spans.count("t") && spans.count("mm"));
+  const testing::PfSlice& dot = spans["d"];
+  EXPECT_EQ(dot.category, "compute");
+  EXPECT_EQ(dot.args["opcode"], "dot");
+  EXPECT_EQ(dot.args["flops"].get<int64_t>(), 2 * 8 * 4 * 16);
+  EXPECT_GT(dot.duration_ns, 0);
+  EXPECT_EQ(spans["t"].category, "dma");
+  EXPECT_NE(spans["t"].tid, dot.tid);
+  // The execution's span holds its instructions.
+  const testing::PfSlice& exec = spans["mm"];
+  EXPECT_LE(exec.begin_ns, dot.begin_ns);
+  EXPECT_GE(exec.begin_ns + exec.duration_ns, dot.begin_ns + dot.duration_ns);
+  std::set<std::string> tracks;
+  for (const auto& [uuid, track] : t->tracks) tracks.insert(track.name);
+  EXPECT_TRUE(tracks.count("nc0 compute") && tracks.count("nc0 dma")) << *tracks.begin();
+  EXPECT_EQ(t->other_data["mode"], "model");
+  // The system profile: the API span and the host-memory counters.
+  const std::vector<std::string> system = Files("system_profile_pid", ".pftrace");
+  ASSERT_EQ(system.size(), 1u);
+  absl::StatusOr<testing::PfTrace> s = testing::ReadPftraceFile(system[0]);
+  ASSERT_TRUE(s.ok()) << s.status();
+  bool api = false;
+  for (const testing::PfSlice& e : s->slices) api |= e.name == "nrt_execute";
+  EXPECT_TRUE(api);
+  std::set<std::string> series;
+  for (const testing::PfCounter& c : s->counters) series.insert(c.track);
+  EXPECT_TRUE(series.count("host_memory rss_bytes")) << series.size();
 }
 
 TEST_F(ProfileTest, WarmupExecutionsAreNotProfiled) {

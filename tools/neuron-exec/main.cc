@@ -4,8 +4,11 @@
 // lib/runtime/cli_exec.cc; this file is the option table.
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "lib/config/value_parsers.h"
 #include "lib/runtime/cli_exec.h"
 #include "lib/support/cli.h"
 #include "lib/support/options.h"
@@ -111,6 +114,20 @@ int main(int argc, char** argv) {
            [&](std::string_view) { request.json = true; return absl::OkStatus(); }},
           {'q', "quiet", Arg::kNone, "", "no progress line on stderr",
            [&](std::string_view) { request.quiet = true; return absl::OkStatus(); }},
+          {0, "profile-format", Arg::kRequired, "F",
+           "profiles (NEURON_RT_INSPECT_ENABLE) as json or\n"
+           "pftrace (Perfetto); sets NEURON_SIM_PROFILE_FORMAT",
+           [&](std::string_view v) -> Status {
+             // The runtime (and every rank of -r) reads the variable.
+             std::optional<neuron::config::ProfileFormat> format =
+                 neuron::config::ParseProfileFormat(std::string(v));
+             if (!format) {
+               return Invalid(absl::StrCat("expected ", neuron::config::kAcceptedProfileFormat));
+             }
+             setenv("NEURON_SIM_PROFILE_FORMAT", neuron::config::ProfileFormatName(*format), 1);
+             return absl::OkStatus();
+           },
+           "json pftrace"},
       },
       .notes =
           "Honours NEURON_RT_* variables (NEURON_RT_VISIBLE_CORES, NEURON_RT_EXEC_TIMEOUT,\n"
