@@ -31,7 +31,7 @@ struct ModelState;
 // One input or output of the model, in HLO order (inputs: parameter
 // number; outputs: the flattened result tuple).
 struct TensorInfo {
-  std::string name;   // HLO parameter / result instruction name, no '%'
+  std::string name;   // the HLO parameter; the root (single result) or output<k>
   int position = 0;   // the k of #k
   hlo::Shape shape;   // array shape (type and dims)
   uint64_t bytes = 0;

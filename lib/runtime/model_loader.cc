@@ -107,31 +107,6 @@ std::vector<TensorInfo> ToTensorInfos(const std::vector<program::TensorInfo>& in
   return out;
 }
 
-// Output names: the HLO instruction producing each leaf of the result
-// (through tuples), so outputs.json maps positions to HLO names.
-void NameOutputs(const hlo::Module& module, std::vector<TensorInfo>* outputs) {
-  const hlo::Computation* entry = module.entry();
-  if (entry == nullptr || entry->root() == nullptr) return;
-  std::vector<std::string> names;
-  std::function<void(const hlo::Instruction*)> walk = [&](const hlo::Instruction* i) {
-    if (i->shape().IsTuple()) {
-      if (i->opcode() == hlo::Opcode::kTuple) {
-        for (const hlo::Instruction* op : i->operands()) walk(op);
-      } else {
-        for (const hlo::Shape& leaf : i->shape().tuple) {
-          (void)leaf;
-          names.push_back(i->name());  // a tuple from a call/while: its leaves share the name
-        }
-      }
-    } else if (!i->shape().IsToken()) {
-      names.push_back(i->name());
-    }
-  };
-  walk(entry->root());
-  if (names.size() != outputs->size()) return;  // nested non-tuple producers: keep outputK
-  for (size_t k = 0; k < names.size(); ++k) (*outputs)[k].name = names[k];
-}
-
 // Member-held constants: checks each against its instruction's shape and
 // maps the instruction to its bytes in the NEFF, which the executable uses
 // in place (no copy, no first touch of fresh memory at load).
@@ -260,8 +235,9 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   state->name = manifest.name.empty() ? state->neff.header.name : manifest.name;
   state->target = manifest.target;
   state->inputs = ToTensorInfos(manifest.inputs, *state->program.module, /*inputs=*/true);
+  // Output names are the manifest's, which the compiler took from the HLO
+  // as written (the program here is the optimized one).
   state->outputs = ToTensorInfos(manifest.outputs, *state->program.module, /*inputs=*/false);
-  NameOutputs(*state->program.module, &state->outputs);
 
   // Device memory: the program, its constants, and scratchpad pages for
   // the intermediates. Only accounted (the executable keeps its data in

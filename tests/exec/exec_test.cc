@@ -143,9 +143,9 @@ ENTRY main {
   json j = json::parse(in);
   ASSERT_EQ(j["outputs"].size(), 2u);
   EXPECT_EQ(j["outputs"][0]["position"], 0);
-  EXPECT_EQ(j["outputs"][0]["name"], "n");
+  EXPECT_EQ(j["outputs"][0]["name"], "output0");  // tuple leaves: the SDK's names
   EXPECT_EQ(j["outputs"][0]["file"], "out0.npy");
-  EXPECT_EQ(j["outputs"][1]["name"], "b");
+  EXPECT_EQ(j["outputs"][1]["name"], "output1");
   EXPECT_EQ(j["outputs"][1]["dtype"], "bfloat16");
   EXPECT_EQ(j["outputs"][1]["stored_as"], "float32");
   EXPECT_EQ(j["outputs"][1]["shape"], json({3}));
