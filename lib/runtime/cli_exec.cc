@@ -117,7 +117,7 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
     } else {
       if (arg.value == "-" && request.neff_path == "-") {
         return absl::InvalidArgumentError(
-            absl::StrFormat("input '%s': stdin already holds the NEFF", arg.name));
+            absl::StrFormat("input '%s': stdin already holds the model", arg.name));
       }
       value = ReadNpyFile(arg.value);
       in.source = "file";
@@ -339,19 +339,12 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
     exec_options.replica_count = job.world;
   }
 
-  // Load once per core (the first load reads stdin; the others reuse it).
+  // Read (or compile) once, load once per core.
+  absl::StatusOr<ModelInput> input = OpenModelInput(request.neff_path, request.compile, runtime);
+  if (!input.ok()) return Error(std::string(input.status().message()));
   std::vector<Replica> replicas(runtime.cores().size());
-  std::string neff_bytes;
   for (size_t i = 0; i < replicas.size(); ++i) {
-    absl::StatusOr<std::unique_ptr<Model>> model;
-    if (request.neff_path == "-" && replicas.size() > 1) {
-      if (i == 0) {
-        neff_bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-      }
-      model = runtime.LoadBytes(neff_bytes, runtime.cores()[i]);
-    } else {
-      model = runtime.LoadFile(request.neff_path, runtime.cores()[i]);
-    }
+    absl::StatusOr<std::unique_ptr<Model>> model = LoadModelInput(runtime, *input, runtime.cores()[i]);
     if (!model.ok()) return RuntimeError("cannot load the NEFF", model.status());
     replicas[i].model = std::move(*model);
   }
@@ -434,6 +427,7 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
 
   json doc;
   doc["neff"] = request.neff_path;
+  doc["input_kind"] = input->kind;
   doc["model"] = model.name();
   doc["target"] = model.target();
   doc["cores"] = runtime.cores();
@@ -607,7 +601,7 @@ int RunExec(const ExecRequest& request) {
                  "visible NeuronCore of its host");
   }
   if (world > 1 && request.neff_path == "-") {
-    return Error("several ranks cannot share a NEFF on stdin: give its file");
+    return Error("several ranks cannot share a model on stdin: give its file");
   }
   if (!launch->has_value()) {
     // Every forked rank needs a core of its own: refuse before starting

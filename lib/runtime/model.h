@@ -41,6 +41,8 @@ struct LoadOptions {
   // Host threads an execution may use (0: the host's CPUs divided over the
   // held cores, at least 1).
   int threads = 0;
+  // Names the NEFF in messages when loaded from bytes ("" = "NEFF").
+  std::string display_name;
 };
 
 // Where load time went (milliseconds), for neuron-load.

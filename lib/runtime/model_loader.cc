@@ -316,7 +316,8 @@ absl::StatusOr<std::unique_ptr<Model>> Runtime::LoadBytes(std::string_view bytes
   if (!c.ok()) return c.status();
   // The caller may free its bytes after loading (nrt_load): keep a copy.
   auto owned = std::make_shared<const std::string>(bytes);
-  return ModelLoader::Load(*this, *c, owned, *owned, "NEFF", options, Clock::now(), 0);
+  const std::string display = options.display_name.empty() ? "NEFF" : options.display_name;
+  return ModelLoader::Load(*this, *c, owned, *owned, display, options, Clock::now(), 0);
 }
 
 }  // namespace neuron::runtime

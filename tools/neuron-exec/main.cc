@@ -23,7 +23,8 @@ constexpr const char* kTool = "neuron-exec";
 constexpr const char* kUsage =
     "usage: neuron-exec FILE|- [options]\n"
     "\n"
-    "Run a NEFF on simulated NeuronCores.\n"
+    "Run a NEFF on simulated NeuronCores. FILE may also be an HLO module (text or\n"
+    "HloModuleProto), compiled in memory as neuron-compile would.\n"
     "\n"
     "  -i, --input NAME=FILE.npy     an input by HLO parameter name or #k (repeatable)\n"
     "  -i, --input NAME=2x3xf32=1,2,3,4,5,6   an inline input (scalar: NAME=f32=3.5)\n"
@@ -42,13 +43,15 @@ constexpr const char* kUsage =
     "  -w, --warmup W                benchmark: untimed executions first (default:\n"
     "                                a tenth of N, 1 to 10)\n"
     "  -j, --json                    print one JSON document\n"
+    "      --target TARGET           HLO input: trn1, trn1n, inf2 or trn2 (default: the device's)\n"
+    "  -O, --optlevel N              HLO input: optimization level 1, 2 or 3 (default 2)\n"
     "  -h, --help                    print this help\n"
     "      --version                 print the version\n"
     "\n"
     "Honours NEURON_RT_* variables (NEURON_RT_VISIBLE_CORES, NEURON_RT_EXEC_TIMEOUT,\n"
     "NEURON_RT_NUMERICAL_ERRORS_VERBOSITY, NEURON_FAIL_ON_NAN, ...); see neuron-exec(1).\n";
 
-enum LongOnly { kRandom = 256, kSeed, kOutputDir, kExpect, kRtol, kAtol, kVersion };
+enum LongOnly { kRandom = 256, kSeed, kOutputDir, kExpect, kRtol, kAtol, kVersion, kTarget };
 
 int Usage(const std::string& message) { return neuron::UsageError(kTool, message); }
 
@@ -76,6 +79,8 @@ int main(int argc, char** argv) {
       {"iterations", required_argument, nullptr, 'n'},
       {"warmup", required_argument, nullptr, 'w'},
       {"json", no_argument, nullptr, 'j'},
+      {"target", required_argument, nullptr, kTarget},
+      {"optlevel", required_argument, nullptr, 'O'},
       {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, kVersion},
       {nullptr, 0, nullptr, 0},
@@ -84,7 +89,7 @@ int main(int argc, char** argv) {
   bool warmup_given = false;
   opterr = 0;
   int opt;
-  while ((opt = getopt_long(argc, argv, ":i:o:pc:r:n:w:jh", kOptions, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":i:o:pc:r:n:w:jO:h", kOptions, nullptr)) != -1) {
     switch (opt) {
       case 'i':
       case 'o':
@@ -150,6 +155,12 @@ int main(int argc, char** argv) {
       case 'j':
         request.json = true;
         break;
+      case kTarget:
+        request.compile.target = optarg;
+        break;
+      case 'O':
+        request.compile.optlevel = optarg;
+        break;
       case 'h':
         std::fputs(kUsage, stdout);
         return neuron::kExitOk;
@@ -160,7 +171,10 @@ int main(int argc, char** argv) {
         return neuron::GetoptUsageError(kTool, opt, argv);
     }
   }
-  if (optind >= argc) return Usage("no NEFF given (a file, or - for stdin)");
+  if (absl::Status s = neuron::runtime::CheckHloCompileFlags(request.compile); !s.ok()) {
+    return Usage(std::string(s.message()));
+  }
+  if (optind >= argc) return Usage("no NEFF or HLO module given (a file, or - for stdin)");
   if (argc - optind > 1) return Usage(absl::StrCat("unexpected argument '", argv[optind + 1], "'"));
   request.neff_path = argv[optind];
   // The first executions carry one-off costs (first touch of memory, plan

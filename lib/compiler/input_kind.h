@@ -1,0 +1,34 @@
+// What a model file holds, told by its content rather than its name: a
+// NEFF, HLO text, a binary HloModuleProto, or something else, described in
+// words ("a NumPy array", "gzip-compressed data") so a tool handed the
+// wrong file can say what it got instead of failing to parse it as a NEFF.
+#ifndef NEURON_LIB_COMPILER_INPUT_KIND_H_
+#define NEURON_LIB_COMPILER_INPUT_KIND_H_
+
+#include <string>
+#include <string_view>
+
+namespace neuron::compiler {
+
+enum class InputKind { kNeff, kHloText, kHloProto, kOther };
+
+struct ClassifiedInput {
+  InputKind kind = InputKind::kOther;
+  std::string description;  // kOther: what the bytes are, e.g. "a NumPy array"
+};
+
+// Bytes of the head that LooksLikeNeff needs.
+inline constexpr size_t kNeffSignatureBytes = 16;
+
+// True when the head (at least kNeffSignatureBytes of it) is a NEFF
+// header's: the header has no magic string, but its packaging version is
+// small and its header_size field is 1024. A truncated NEFF still passes,
+// so the loader can say how short it is.
+bool LooksLikeNeff(std::string_view head);
+
+// Classifies whole file contents.
+ClassifiedInput ClassifyInput(std::string_view bytes);
+
+}  // namespace neuron::compiler
+
+#endif  // NEURON_LIB_COMPILER_INPUT_KIND_H_
