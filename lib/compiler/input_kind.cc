@@ -1,7 +1,5 @@
 #include "lib/compiler/input_kind.h"
 
-#include <cstdint>
-
 #include "absl/strings/str_format.h"
 #include "lib/hlo/load.h"
 #include "lib/hlo/proto_reader.h"
@@ -9,14 +7,6 @@
 
 namespace neuron::compiler {
 namespace {
-
-uint64_t Le64(std::string_view bytes, size_t offset) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < 8; ++i) {
-    v |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[offset + i])) << (8 * i);
-  }
-  return v;
-}
 
 bool StartsWith(std::string_view bytes, std::string_view prefix) {
   return bytes.substr(0, prefix.size()) == prefix;
@@ -58,16 +48,9 @@ char FirstNonBlank(std::string_view bytes) {
 
 }  // namespace
 
-bool LooksLikeNeff(std::string_view head) {
-  if (head.size() < kNeffSignatureBytes) return false;
-  const uint64_t pkg_version = Le64(head, neff::kOffPkgVersion);
-  const uint64_t header_size = Le64(head, neff::kOffHeaderSize);
-  return pkg_version >= 1 && pkg_version < 256 && header_size == neff::kHeaderSize;
-}
-
 ClassifiedInput ClassifyInput(std::string_view bytes) {
   if (bytes.empty()) return {InputKind::kOther, "an empty file"};
-  if (LooksLikeNeff(bytes)) return {InputKind::kNeff, ""};
+  if (neff::LooksLikeNeff(bytes)) return {InputKind::kNeff, ""};
   if (hlo::LooksLikeText(bytes)) return {InputKind::kHloText, ""};
   for (const Magic& m : kMagics) {
     if (StartsWith(bytes, m.prefix)) return {InputKind::kOther, m.what};

@@ -17,16 +17,8 @@ struct ClassifiedInput {
   std::string description;  // kOther: what the bytes are, e.g. "a NumPy array"
 };
 
-// Bytes of the head that LooksLikeNeff needs.
-inline constexpr size_t kNeffSignatureBytes = 16;
-
-// True when the head (at least kNeffSignatureBytes of it) is a NEFF
-// header's: the header has no magic string, but its packaging version is
-// small and its header_size field is 1024. A truncated NEFF still passes,
-// so the loader can say how short it is.
-bool LooksLikeNeff(std::string_view head);
-
-// Classifies whole file contents.
+// Classifies whole file contents (a NEFF by neff::LooksLikeNeff, so one
+// cut short is still a NEFF and its loader says how short).
 ClassifiedInput ClassifyInput(std::string_view bytes);
 
 }  // namespace neuron::compiler

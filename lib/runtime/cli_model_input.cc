@@ -16,6 +16,7 @@
 #include "lib/compiler/input_kind.h"
 #include "lib/compiler/options.h"
 #include "lib/config/config.h"
+#include "lib/neff/header.h"
 #include "lib/runtime/status.h"
 
 namespace neuron::runtime {
@@ -34,7 +35,7 @@ absl::Status ReadFile(const std::string& path, bool whole, std::string* out) {
   out->clear();
   char buf[1 << 16];
   size_t n;
-  const size_t want = whole ? sizeof buf : compiler::kNeffSignatureBytes;
+  const size_t want = whole ? sizeof buf : neff::kSignatureSize;
   while ((n = std::fread(buf, 1, want, f)) > 0) {
     out->append(buf, n);
     if (!whole) break;
@@ -105,7 +106,7 @@ absl::StatusOr<ModelInput> OpenModelInput(const std::string& path, const HloComp
   } else {
     // A NEFF file is mapped by the loader, not read here.
     if (absl::Status s = ReadFile(path, /*whole=*/false, &bytes); !s.ok()) return s;
-    if (compiler::LooksLikeNeff(bytes)) {
+    if (neff::LooksLikeNeff(bytes)) {
       input.kind = "neff";
       input.neff_path = path;
       return input;

@@ -55,12 +55,9 @@ absl::Status CheckTarget(const program::Manifest& manifest, const device::Instan
   if (neff_gen == device_gen && neff_gen != 0) return absl::OkStatus();
   // The simulated instance a NEFF of that target runs on, for the hint.
   std::string simulate;
-  for (const device::InstanceType& t : device::AllInstanceTypes()) {
-    if (neff_gen != 0 && device::CoreGeneration(t.arch) == neff_gen) {
-      simulate = absl::StrFormat(", or simulate a %s instance (NEURON_SIM_INSTANCE_TYPE=%s)",
-                                 t.arch, t.name);
-      break;
-    }
+  if (const device::InstanceType* t = device::InstanceForTarget(manifest.target)) {
+    simulate = absl::StrFormat(", or simulate a %s instance (NEURON_SIM_INSTANCE_TYPE=%s)", t->arch,
+                               t->name);
   }
   const std::string what = absl::StrFormat(
       "NEFF was compiled for %s but this instance is %s (%s); recompile with --target %s%s",

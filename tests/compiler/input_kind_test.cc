@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/compiler/compiler.h"
+#include "lib/neff/header.h"
 #include "lib/program/proto_writer.h"
 #include "tests/compiler/test_util.h"
 
@@ -18,8 +19,8 @@ TEST(InputKindTest, NeffsWholeOrTruncated) {
   EXPECT_EQ(ClassifyInput(r->neff).kind, InputKind::kNeff);
   // Cut inside the header: still a NEFF, so the loader says it is truncated.
   EXPECT_EQ(ClassifyInput(r->neff.substr(0, 927)).kind, InputKind::kNeff);
-  EXPECT_TRUE(LooksLikeNeff(r->neff.substr(0, kNeffSignatureBytes)));
-  EXPECT_FALSE(LooksLikeNeff(r->neff.substr(0, kNeffSignatureBytes - 1)));
+  EXPECT_TRUE(neff::LooksLikeNeff(r->neff.substr(0, neff::kSignatureSize)));
+  EXPECT_FALSE(neff::LooksLikeNeff(r->neff.substr(0, neff::kSignatureSize - 1)));
   // A header_size other than 1024 is not a NEFF.
   std::string wrong = r->neff;
   wrong[8] = 0x01;
