@@ -1,14 +1,13 @@
 #include "lib/profile/trace.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/support/atomic_file.h"
 
 namespace neuron::profile {
 namespace {
@@ -100,24 +99,11 @@ absl::Status Trace::WriteFile(const std::string& path) const {
   if (slash != std::string::npos && slash > 0) {
     if (absl::Status s = MakeDirectories(path.substr(0, slash)); !s.ok()) return s;
   }
-  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr)
-    return absl::InternalError(absl::StrCat("cannot write '", tmp, "': ", std::strerror(errno)));
   const std::string text = absl::StrCat(
       "{\"traceEvents\":[\n", events_, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":",
       other_.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "}\n");
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) {
-    std::remove(tmp.c_str());
-    return absl::InternalError(absl::StrCat("cannot write '", tmp, "'"));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::InternalError(
-        absl::StrCat("cannot rename to '", path, "': ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
+  // Whole or not at all, and a directory in the way is named as one.
+  return WriteFileAtomically(path, text);
 }
 
 }  // namespace neuron::profile

@@ -22,6 +22,7 @@
 #include "lib/collectives/launch.h"
 #include "lib/collectives/local_launch.h"
 #include "lib/device/instance_catalog.h"
+#include "lib/dump/files.h"
 #include "lib/program/dtype.h"
 #include "lib/runtime/cli_latency.h"
 #include "lib/runtime/cli_npy.h"
@@ -259,20 +260,6 @@ std::string StatsLine(const LatencyStats& s) {
       s.min_us, s.p50_us, s.p90_us, s.p99_us, s.max_us, s.throughput);
 }
 
-absl::Status MakeDirs(const std::string& dir) {
-  std::string partial;
-  for (size_t i = 0; i <= dir.size(); ++i) {
-    if (i == dir.size() || dir[i] == '/') {
-      if (!partial.empty() && mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-        return absl::InternalError(
-            absl::StrFormat("cannot create directory %s: %s", partial, std::strerror(errno)));
-      }
-    }
-    if (i < dir.size()) partial += dir[i];
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<NamedArg> SplitNamedArg(std::string_view text, std::string_view flag) {
@@ -446,7 +433,7 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   // Files.
   json outputs_json = json::array();
   if (!request.output_dir.empty()) {
-    if (absl::Status s = MakeDirs(request.output_dir); !s.ok()) {
+    if (absl::Status s = dump::MakeDirs(request.output_dir); !s.ok()) {
       return Error(absl::StrCat("--output-dir: ", s.message()));
     }
   }

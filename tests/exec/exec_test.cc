@@ -160,6 +160,23 @@ TEST_F(ExecToolTest, OutputToStdoutIsAnNpy) {
   EXPECT_EQ(runtime::FormatTensor(*v), "2x3xf32=[3 3 3][3 3 3]");
 }
 
+// Output paths in the way say what is wrong with them, not "Success".
+TEST_F(ExecToolTest, OutputPathsThatCannotBeWrittenAreNamed) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  const std::string dir = dir_ + "/dd";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  ToolResult into_dir = Exec({neff, "--random-inputs", "-o", "sum=" + dir});
+  EXPECT_EQ(into_dir.exit_code, 1);
+  ExpectOneErrorLine(into_dir, "neuron-exec", "cannot write '" + dir + "': it is a directory");
+  const std::string file = WriteTestFile(dir_, "plain", "x");
+  ToolResult over_file = Exec({neff, "--random-inputs", "--output-dir", file});
+  EXPECT_EQ(over_file.exit_code, 1);
+  ExpectOneErrorLine(over_file, "neuron-exec", "--output-dir: '" + file + "' is not a directory");
+  ToolResult missing = Exec({neff, "--random-inputs", "-o", "sum=" + dir_ + "/no/such/r.npy"});
+  EXPECT_EQ(missing.exit_code, 1);
+  ExpectOneErrorLine(missing, "neuron-exec", "its directory does not exist");
+}
+
 // Complex tensors go in and come out as numpy's complex64 ('<c8').
 TEST_F(ExecToolTest, ComplexNpyRoundTrips) {
   constexpr char kSquare[] = R"(HloModule sq
