@@ -129,8 +129,10 @@ absl::StatusOr<ModelInput> OpenModelInput(const std::string& path, const HloComp
   input.kind = what.kind == compiler::InputKind::kHloText ? "hlo-text" : "hlo-proto";
   absl::StatusOr<compiler::CompileOptions> options = CompileOptionsFor(flags, input.display, runtime);
   if (!options.ok()) return options.status();
-  // Warnings and errors only, on stderr: stdout carries the tool's results.
-  compiler::CompileLog log(options->verbose, /*stdout_is_output=*/true);
+  // A silent log: stdout carries the tool's results, and a failure is the
+  // one error line the tool prints (a cached one would otherwise be
+  // announced by a warning first).
+  compiler::CompileLog log;
   absl::StatusOr<compiler::CachedCompile> neff =
       compiler::CompileThroughCache(bytes, input.display, *options, log);
   if (!neff.ok()) {

@@ -184,6 +184,27 @@ ENTRY main {
   EXPECT_EQ(second.out, "result[0]: 2x3xf32=[-2 -2 -2][-2 -2 -2]\n");
 }
 
+// A module that does not compile fails with one line, the compiler's
+// message; a cached failure too (no warning line before it).
+TEST_F(ModelInputTest, CompileErrorsAreOneLine) {
+  options_.env["NEURON_COMPILE_CACHE_URL"] = dir_ + "/cache";
+  const std::string bad = WriteTestFile(dir_, "bad.hlo", R"(HloModule bad
+ENTRY main {
+  x = f32[4] parameter(0)
+  ROOT y = f32[4] frobnicate(x)
+}
+)");
+  ExpectRefused(Exec({bad, "--random-inputs"}), "neuron-exec",
+                "cannot compile " + bad + ": NCC-E0201: unsupported operator 'frobnicate'");
+  ToolResult cached = RunTool("neuron-load", {bad}, options_);
+  ExpectRefused(cached, "neuron-load", "cached failure");
+  EXPECT_NE(cached.err.find("frobnicate"), std::string::npos) << cached.err;
+  ToolOptions flags = options_;
+  flags.env["NEURON_CC_FLAGS"] = "--no-such-option";
+  ExpectRefused(Exec({WriteTestFile(dir_, "ok.hlo", kFusedHlo), "--random-inputs"}, &flags), "neuron-exec",
+                "NEURON_CC_FLAGS: ");
+}
+
 TEST_F(ModelInputTest, OtherFilesAreNamedForWhatTheyAre) {
   const std::string npy = WriteTestFile(dir_, "x.npy", runtime::NpyBytes(*runtime::ParseInlineTensor("2xf32=1")));
   const std::string empty = WriteTestFile(dir_, "empty.neff", "");
