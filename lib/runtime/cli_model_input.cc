@@ -104,12 +104,17 @@ absl::StatusOr<ModelInput> OpenModelInput(const std::string& path, const HloComp
     bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     if (std::cin.bad()) return absl::InternalError("<stdin>: read failed");
   } else {
-    // A NEFF file is mapped by the loader, not read here.
-    if (absl::Status s = ReadFile(path, /*whole=*/false, &bytes); !s.ok()) return s;
-    if (neff::LooksLikeNeff(bytes)) {
-      input.kind = "neff";
-      input.neff_path = path;
-      return input;
+    // A regular NEFF file is mapped by the loader, not read here; a pipe
+    // (<(neuron-compile ...)) can be read once only, so it is read whole.
+    struct stat st{};
+    const bool regular = stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    if (regular) {
+      if (absl::Status s = ReadFile(path, /*whole=*/false, &bytes); !s.ok()) return s;
+      if (neff::LooksLikeNeff(bytes)) {
+        input.kind = "neff";
+        input.neff_path = path;
+        return input;
+      }
     }
     if (absl::Status s = ReadFile(path, /*whole=*/true, &bytes); !s.ok()) return s;
   }

@@ -90,6 +90,16 @@ TEST_F(ModelInputTest, HloProtoAndStdinRunDirectly) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["input_kind"], "hlo-proto");
   EXPECT_EQ(json::parse(r.out)["outputs"][0]["printed"], "2x3xf32=[4 4 4][4 4 4]");
+  // A path that is a pipe is read once: /dev/stdin here, as <(...) would be.
+  absl::StatusOr<std::string> neff = BuildTestNeff(kFusedHlo);
+  ASSERT_TRUE(neff.ok()) << neff.status();
+  for (const std::string& bytes : {*neff, std::string(kFusedHlo)}) {
+    ToolOptions o = options_;
+    o.stdin_data = bytes;
+    ToolResult piped = Exec({"/dev/stdin", "-i", "x=2x3xf32=1", "-i", "y=2x3xf32=3", "-p"}, &o);
+    ASSERT_EQ(piped.exit_code, 0) << piped.err;
+    EXPECT_EQ(piped.out, "result[0]: 2x3xf32=[4 4 4][4 4 4]\n");
+  }
   for (const std::string& bytes : {std::string(kFusedHlo), *proto}) {
     ToolOptions o = options_;
     o.stdin_data = bytes;
