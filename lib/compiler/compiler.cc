@@ -41,7 +41,7 @@ void AddLeaves(const hlo::Shape& shape, std::vector<int64_t>& path,
 
 }  // namespace
 
-void DescribeTensors(const hlo::Module& module, program::Manifest* m) {
+void DescribeTensors(const hlo::Module& module, std::string_view root_name, program::Manifest* m) {
   m->inputs.clear();
   m->outputs.clear();
   const hlo::Computation* entry = module.entry();
@@ -67,10 +67,14 @@ void DescribeTensors(const hlo::Module& module, program::Manifest* m) {
   std::vector<std::pair<std::vector<int64_t>, const hlo::Shape*>> leaves;
   std::vector<int64_t> path;
   if (entry->root()) AddLeaves(entry->root()->shape(), path, &leaves);
+  // Users know the names of the HLO they wrote, not those the passes gave
+  // (a fusion's): a single result is named after the root instruction, the
+  // leaves of a tuple "output<i>" as the Neuron SDK names them.
+  const bool single = leaves.size() == 1 && leaves.front().first.empty() && !root_name.empty();
   for (const auto& [where, shape] : leaves) {
     program::TensorInfo t;
     t.index = static_cast<int64_t>(m->outputs.size());
-    t.name = "output" + std::to_string(t.index);
+    t.name = single ? std::string(root_name) : "output" + std::to_string(t.index);
     t.tuple_index = where;
     t.type = shape->type;
     t.dims = shape->dims;
@@ -94,6 +98,9 @@ absl::StatusOr<CompileResult> CompileBytes(std::string_view bytes, std::string_v
 absl::StatusOr<CompileResult> CompileLoadedModule(std::unique_ptr<hlo::Module> module, std::string input_text,
                                                   const CompileOptions& options, CompileLog& log, bool emit_neff) {
   CompileResult result;
+  // The root as written: the passes may replace it (by a fusion, say).
+  const std::string root_name =
+      module->entry() != nullptr && module->entry()->root() != nullptr ? module->entry()->root()->name() : "";
   for (const std::string& ignored : options.ignored) log.Info("ignoring " + ignored);
   std::vector<hlo::Instruction*> elided = hlo::ElidedConstants(*module);
   if (!elided.empty()) {
@@ -158,7 +165,7 @@ absl::StatusOr<CompileResult> CompileLoadedModule(std::unique_ptr<hlo::Module> m
   m.memory = mem;
   m.sharding = PlanSharding(*module, options.lnc);
   if (options.lnc > 1) log.Info(absl::StrFormat("lnc %d: %zu operations split across physical cores", options.lnc, m.sharding.size()));
-  DescribeTensors(*module, &m);
+  DescribeTensors(*module, root_name, &m);
 
   if (emit_neff) {
     start = std::chrono::steady_clock::now();

@@ -42,7 +42,10 @@ absl::StatusOr<CompileResult> CompileLoadedModule(std::unique_ptr<hlo::Module> m
                                                   bool emit_neff = true);
 
 // The manifest's inputs and outputs for a module's entry computation.
-void DescribeTensors(const hlo::Module& module, program::Manifest* manifest);
+// Inputs are named after their parameters; a single (non-tuple) output
+// after `root_name`, the root instruction of the module as written (""
+// = "output0"), and the leaves of a tuple result "output0", "output1", ...
+void DescribeTensors(const hlo::Module& module, std::string_view root_name, program::Manifest* manifest);
 
 }  // namespace neuron::compiler
 

@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "lib/compiler/cache.h"
+#include "lib/compiler/cached_compile.h"
 #include "lib/compiler/compiler.h"
 #include "lib/compiler/diagnostics.h"
 #include "lib/compiler/error_codes.h"
@@ -89,20 +89,15 @@ int Compile(const CompileOptions& o) {
   CompileLog log(o.verbose, o.output == "-");
   log.Info(absl::StrFormat("neuron-compile %s: compiling %s for %s (-O%d, lnc %d)", NEURON_TOOLS_VERSION, o.input,
                            o.target, o.optlevel, o.lnc));
-  auto fail = [&](const absl::Status& status, std::string_view input, std::optional<CompileCache> cache,
-                  const std::string& key) {
-    std::string message(status.message());
-    if (ErrorCodeOf(status) == kErrInternal) {
-      std::string repro = SaveReproducer(o, input);
-      if (!repro.empty()) absl::StrAppend(&message, " (reproducer saved to ", repro, ")");
-    }
-    log.Record(kError, message);
-    if (cache && ErrorCodeOf(status) != kErrOutputUnwritable) {
-      (void)cache->StoreFailure(key, message, log.text());
-    }
+  // Errors of the compile itself are already in the log (and the cache).
+  auto report = [&](const absl::Status& status) {
     WriteLogfile(o.logfile, log.text());
-    PrintError(kTool, message);
+    PrintError(kTool, std::string(status.message()));
     return kExitFailure;
+  };
+  auto fail = [&](const absl::Status& status) {
+    log.Record(kError, std::string(status.message()));
+    return report(status);
   };
 
   // A log file that cannot be written is refused before any work, so its
@@ -120,52 +115,27 @@ int Compile(const CompileOptions& o) {
   }
 
   absl::StatusOr<std::string> input = ReadInput(o.input);
-  if (!input.ok()) return fail(input.status(), "", std::nullopt, "");
+  if (!input.ok()) return fail(input.status());
 
-  std::optional<CompileCache> cache;
-  std::string key;
-  if (!o.cache_dir.empty() && !o.no_cache) {
-    cache.emplace(o.cache_dir, NEURON_TOOLS_VERSION);
-    key = CompileCache::Key(NEURON_TOOLS_VERSION, NormalizedOptions(o), *input);
-    CacheEntry entry = cache->Lookup(key);
-    log.Info("Compile cache path: " + cache->EntryDir(key));
-    if (entry.kind == CacheEntry::kFailure && o.retry_failed_compilation) {
-      log.Info("Retrying a cached failed compilation at " + entry.dir);
-      (void)cache->Evict(key);
-    } else if (entry.kind == CacheEntry::kFailure) {
-      log.Warning(absl::StrCat("Got a cached failed neff at ", entry.dir, ". Will skip compilation"));
-      absl::Status cached = CompileError(kErrCachedFailure, absl::StrCat("cached failure: ", entry.error));
-      log.Record(kError, std::string(cached.message()));
-      WriteLogfile(o.logfile, log.text());
-      PrintError(kTool, std::string(cached.message()));
-      return kExitFailure;
-    } else if (entry.kind == CacheEntry::kSuccess) {
-      log.Info(absl::StrCat("Using a cached neff at ", entry.dir, "/model.neff. Exiting with a successfully compiled graph."));
-      if (absl::Status s = WriteOutput(o.output, entry.neff); !s.ok()) return fail(s, *input, std::nullopt, key);
-      WriteLogfile(o.logfile, log.text());
-      return kExitOk;
+  const std::string display = o.input == "-" ? "<stdin>" : o.input;
+  // An internal error saves the input beside the log for a bug report.
+  auto add_reproducer = [&](const absl::Status& status) {
+    std::string message(status.message());
+    if (ErrorCodeOf(status) == kErrInternal) {
+      std::string repro = SaveReproducer(o, *input);
+      if (!repro.empty()) absl::StrAppend(&message, " (reproducer saved to ", repro, ")");
     }
+    return message;
+  };
+  absl::StatusOr<CachedCompile> result = CompileThroughCache(*input, display, o, log, add_reproducer);
+  if (!result.ok()) return report(result.status());
+  if (absl::Status s = WriteOutput(o.output, result->neff); !s.ok()) return fail(s);
+  if (result->from_cache) {
+    WriteLogfile(o.logfile, log.text());
+    return kExitOk;
   }
-
-  absl::StatusOr<CompileResult> result = absl::InternalError("not run");
-  try {
-    std::string display = o.input == "-" ? "<stdin>" : o.input;
-    result = CompileBytes(*input, display, o, log);
-  } catch (const std::exception& e) {
-    result = CompileError(kErrInternal, absl::StrCat("internal error: ", e.what()));
-  } catch (...) {
-    result = CompileError(kErrInternal, "internal error: unknown exception");
-  }
-  if (!result.ok()) return fail(AsInternalError(result.status()), *input, cache, key);
-  if (absl::Status s = WriteOutput(o.output, result->neff); !s.ok()) return fail(s, *input, std::nullopt, key);
   log.Info(absl::StrFormat("Compilation successfully completed: %s (%zu bytes; peak scratch memory %d bytes)",
-                           o.output == "-" ? "<stdout>" : o.output, result->neff.size(),
-                           result->manifest.memory.scratch_peak));
-  if (cache) {
-    if (absl::Status s = cache->StoreSuccess(key, result->neff, log.text()); !s.ok()) {
-      log.Warning(absl::StrCat("compile cache not updated: ", s.message()));
-    }
-  }
+                           o.output == "-" ? "<stdout>" : o.output, result->neff.size(), result->scratch_peak));
   WriteLogfile(o.logfile, log.text());
   return kExitOk;
 }

@@ -337,6 +337,18 @@ absl::StatusOr<ParsedCommand> ParseCommandLine(const std::vector<std::string>& a
   return parsed;
 }
 
+std::vector<std::string> TargetNames() {
+  std::vector<std::string> out;
+  for (const auto& c : kTargetsDummy) out.push_back(c.name);
+  return out;
+}
+
+std::vector<std::string> OptLevelNames() {
+  std::vector<std::string> out;
+  for (const auto& c : kOptLevels) out.push_back(c.name);
+  return out;
+}
+
 std::string_view AutoCastName(AutoCast a) {
   for (const auto& c : kAutoCasts) {
     if (c.value == a) return c.name;

@@ -78,6 +78,11 @@ absl::StatusOr<ParsedCommand> ParseCommandLine(const std::vector<std::string>& a
 // (recorded in neff.json and part of the cache key).
 std::vector<std::string> NormalizedOptions(const CompileOptions& options);
 
+// The values --target and --optlevel take, for the tools that take them
+// too (neuron-exec, neuron-load).
+std::vector<std::string> TargetNames();
+std::vector<std::string> OptLevelNames();
+
 std::string_view AutoCastName(AutoCast a);
 std::string_view AutoCastTypeName(AutoCastType t);
 std::string_view ModelTypeName(ModelType m);

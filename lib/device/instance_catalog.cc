@@ -188,6 +188,15 @@ config::PlatformFacts PlatformFactsFor(const InstanceType& instance) {
   return facts;
 }
 
+const InstanceType* InstanceForTarget(std::string_view target) {
+  const int generation = CoreGeneration(target);
+  if (generation == 0) return nullptr;
+  for (const InstanceType& t : AllInstanceTypes()) {
+    if (CoreGeneration(t.arch) == generation) return &t;
+  }
+  return nullptr;
+}
+
 int CoreGeneration(std::string_view arch) {
   if (arch == "trn1" || arch == "trn1n" || arch == "inf2") return 2;
   if (arch == "trn2") return 3;

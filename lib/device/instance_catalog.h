@@ -74,6 +74,11 @@ int HostCpuCount();
 // compiled for.
 int CoreGeneration(std::string_view arch);
 
+// The first catalog instance whose NeuronCores are of `target`'s generation
+// (what to set NEURON_SIM_INSTANCE_TYPE to for a NEFF of that target), or
+// nullptr when none is.
+const InstanceType* InstanceForTarget(std::string_view target);
+
 }  // namespace neuron::device
 
 #endif  // NEURON_LIB_DEVICE_INSTANCE_CATALOG_H_

@@ -65,6 +65,13 @@ std::string Hex(const uint8_t* p, size_t n) {
 
 absl::StatusOr<json> DescribeNeff(const std::string& path, std::string_view bytes) {
   absl::StatusOr<neff::Header> h = neff::ReadHeaderOnly(bytes);
+  if (!h.ok() && bytes.size() < neff::kHeaderSize) {
+    // Cut short inside its header: still a NEFF, and not a loadable one.
+    return json{{"kind", "neff"},
+                {"file", path},
+                {"loadable_here", false},
+                {"not_loadable_because", std::string(h.status().message())}};
+  }
   if (!h.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", h.status().message()));
   json header = {
       {"pkg_version", h->pkg_version},
@@ -122,8 +129,13 @@ absl::StatusOr<json> DescribeNeff(const std::string& path, std::string_view byte
           device::SelectInstanceType(config::ProcessEnv());
       if (here.ok() && !target.empty() &&
           device::CoreGeneration(target) != device::CoreGeneration((*here)->arch)) {
-        not_loadable.push_back(absl::StrFormat("compiled for %s, this device is %s (%s)", target,
-                                               (*here)->arch, (*here)->name));
+        const device::InstanceType* there = device::InstanceForTarget(target);
+        not_loadable.push_back(absl::StrFormat(
+            "compiled for %s, this device is %s (%s%s)", target, (*here)->arch, (*here)->name,
+            there == nullptr ? ""
+                             : absl::StrFormat("; set NEURON_SIM_INSTANCE_TYPE=%s to simulate a %s "
+                                               "instance",
+                                               there->name, there->arch)));
         verdict();
       }
     }
@@ -166,12 +178,7 @@ absl::StatusOr<json> Describe(const std::string& path) {
   if (!bytes.ok()) return bytes.status();
   const std::string name = path == "-" ? "<stdin>" : file;
   if (LooksLikeZstd(*bytes)) return DescribeCoreDump(name, *bytes);
-  if (bytes->size() >= neff::kHeaderSize) {
-    uint64_t header_size = 0;
-    for (int i = 0; i < 8; ++i)
-      header_size |= static_cast<uint64_t>(static_cast<uint8_t>((*bytes)[8 + i])) << (8 * i);
-    if (header_size == neff::kHeaderSize) return DescribeNeff(name, *bytes);
-  }
+  if (neff::LooksLikeNeff(*bytes)) return DescribeNeff(name, *bytes);
   const json j = json::parse(*bytes, nullptr, false);
   if (!j.is_discarded() && j.is_object() && j.value("format", "") == kInputDumpFormat)
     return DescribeManifest(name, j);
@@ -239,6 +246,9 @@ std::string FormatText(const json& v) {
       absl::StrAppendFormat(&out, "  #%-3s %-24s %-20s %-10s %s\n", Str(t, "position"), Str(t, "name"),
                             Shape(t), FormatBytes(t.value("bytes", uint64_t{0})), Str(t, "file"));
     absl::StrAppend(&out, "replay      ", Str(m, "replay"), "\n");
+  } else if (kind == "neff" && !v.contains("header")) {
+    absl::StrAppend(&out, "NEFF        ", Str(v, "file"), "\n");
+    absl::StrAppend(&out, "loadable    no: ", Str(v, "not_loadable_because"), "\n");
   } else if (kind == "neff") {
     const json& h = v["header"];
     absl::StrAppend(&out, "NEFF        ", Str(v, "file"), "\n");

@@ -524,6 +524,18 @@ absl::StatusOr<std::unique_ptr<Module>> ConvertProto(const xla::HloModuleProto& 
   return converter.Convert(proto);
 }
 
+bool LooksLikeProto(std::string_view bytes) {
+  if (bytes.empty() || bytes.size() > static_cast<size_t>(INT32_MAX)) return false;
+  xla::HloModuleProtoWithConfig wrapper;
+  if (wrapper.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) &&
+      wrapper.hlo_module().computations_size() > 0) {
+    return true;
+  }
+  xla::HloModuleProto bare;
+  return bare.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) &&
+         bare.computations_size() > 0;
+}
+
 absl::StatusOr<std::unique_ptr<Module>> ParseProto(std::string_view bytes,
                                                    std::string_view display_name) {
   if (bytes.empty()) {

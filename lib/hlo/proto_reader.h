@@ -16,6 +16,11 @@ class HloModuleProto;
 
 namespace neuron::hlo {
 
+// True when the bytes parse as a binary HloModuleProto (bare, or in an
+// HloProto / HloModuleProtoWithConfig wrapper) holding computations: the
+// content test that tells a binary module from other binary data.
+bool LooksLikeProto(std::string_view bytes);
+
 absl::StatusOr<std::unique_ptr<Module>> ParseProto(std::string_view bytes,
                                                    std::string_view display_name);
 

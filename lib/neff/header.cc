@@ -79,6 +79,12 @@ absl::StatusOr<std::string> EncodeHeader(const Header& header) {
   return out;
 }
 
+bool LooksLikeNeff(std::string_view head) {
+  if (head.size() < kSignatureSize) return false;
+  const uint64_t pkg_version = GetLe(head, kOffPkgVersion, 8);
+  return pkg_version >= 1 && pkg_version < 256 && GetLe(head, kOffHeaderSize, 8) == kHeaderSize;
+}
+
 absl::StatusOr<Header> DecodeHeader(std::string_view bytes) {
   if (bytes.size() < kHeaderSize) {
     return NeffError(NRT_INVALID, absl::StrFormat("NEFF is truncated: %d bytes, the header alone is %d",

@@ -97,6 +97,15 @@ struct Header {
 // not fit its field (or contains a NUL), or header_size is not 1024.
 absl::StatusOr<std::string> EncodeHeader(const Header& header);
 
+// Bytes of the head that LooksLikeNeff needs.
+inline constexpr std::size_t kSignatureSize = 16;
+
+// True when the head (at least kSignatureSize bytes of it) is a NEFF
+// header's: there is no magic string, but the packaging version is small
+// and header_size is 1024. A NEFF cut short still passes, so tools can say
+// it is truncated rather than not a NEFF.
+bool LooksLikeNeff(std::string_view head);
+
 // Decodes the first kHeaderSize bytes of `bytes`. Fails (NRT_INVALID) when
 // there are fewer bytes or header_size is not 1024; checks nothing else, so
 // it also serves to inspect foreign NEFFs.

@@ -28,7 +28,9 @@ inline constexpr char kManifestFormat[] = "neuron-tools-neff";
 // One input or output tensor. Inputs are the entry parameters in parameter
 // order; a tuple-shaped parameter contributes one tensor per leaf, named
 // "<param>.<i>.<j>" with the leaf's path in tuple_index. Outputs are the
-// leaves of the entry's result, flattened depth-first, named "output<i>".
+// leaves of the entry's result, flattened depth-first: a single array
+// result is named after the root instruction of the HLO as written, the
+// leaves of a tuple result "output<i>".
 struct TensorInfo {
   std::string name;
   int64_t index = 0;                  // position among inputs / outputs

@@ -22,6 +22,7 @@
 #include "lib/collectives/launch.h"
 #include "lib/collectives/local_launch.h"
 #include "lib/device/instance_catalog.h"
+#include "lib/dump/files.h"
 #include "lib/program/dtype.h"
 #include "lib/runtime/cli_latency.h"
 #include "lib/runtime/cli_npy.h"
@@ -117,7 +118,7 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
     } else {
       if (arg.value == "-" && request.neff_path == "-") {
         return absl::InvalidArgumentError(
-            absl::StrFormat("input '%s': stdin already holds the NEFF", arg.name));
+            absl::StrFormat("input '%s': stdin already holds the model", arg.name));
       }
       value = ReadNpyFile(arg.value);
       in.source = "file";
@@ -259,20 +260,6 @@ std::string StatsLine(const LatencyStats& s) {
       s.min_us, s.p50_us, s.p90_us, s.p99_us, s.max_us, s.throughput);
 }
 
-absl::Status MakeDirs(const std::string& dir) {
-  std::string partial;
-  for (size_t i = 0; i <= dir.size(); ++i) {
-    if (i == dir.size() || dir[i] == '/') {
-      if (!partial.empty() && mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-        return absl::InternalError(
-            absl::StrFormat("cannot create directory %s: %s", partial, std::strerror(errno)));
-      }
-    }
-    if (i < dir.size()) partial += dir[i];
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<NamedArg> SplitNamedArg(std::string_view text, std::string_view flag) {
@@ -339,19 +326,12 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
     exec_options.replica_count = job.world;
   }
 
-  // Load once per core (the first load reads stdin; the others reuse it).
+  // Read (or compile) once, load once per core.
+  absl::StatusOr<ModelInput> input = OpenModelInput(request.neff_path, request.compile, runtime);
+  if (!input.ok()) return Error(std::string(input.status().message()));
   std::vector<Replica> replicas(runtime.cores().size());
-  std::string neff_bytes;
   for (size_t i = 0; i < replicas.size(); ++i) {
-    absl::StatusOr<std::unique_ptr<Model>> model;
-    if (request.neff_path == "-" && replicas.size() > 1) {
-      if (i == 0) {
-        neff_bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-      }
-      model = runtime.LoadBytes(neff_bytes, runtime.cores()[i]);
-    } else {
-      model = runtime.LoadFile(request.neff_path, runtime.cores()[i]);
-    }
+    absl::StatusOr<std::unique_ptr<Model>> model = LoadModelInput(runtime, *input, runtime.cores()[i]);
     if (!model.ok()) return RuntimeError("cannot load the NEFF", model.status());
     replicas[i].model = std::move(*model);
   }
@@ -434,6 +414,7 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
 
   json doc;
   doc["neff"] = request.neff_path;
+  doc["input_kind"] = input->kind;
   doc["model"] = model.name();
   doc["target"] = model.target();
   doc["cores"] = runtime.cores();
@@ -452,7 +433,7 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   // Files.
   json outputs_json = json::array();
   if (!request.output_dir.empty()) {
-    if (absl::Status s = MakeDirs(request.output_dir); !s.ok()) {
+    if (absl::Status s = dump::MakeDirs(request.output_dir); !s.ok()) {
       return Error(absl::StrCat("--output-dir: ", s.message()));
     }
   }
@@ -607,7 +588,7 @@ int RunExec(const ExecRequest& request) {
                  "visible NeuronCore of its host");
   }
   if (world > 1 && request.neff_path == "-") {
-    return Error("several ranks cannot share a NEFF on stdin: give its file");
+    return Error("several ranks cannot share a model on stdin: give its file");
   }
   if (!launch->has_value()) {
     // Every forked rank needs a core of its own: refuse before starting

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/runtime/cli_compare.h"
+#include "lib/runtime/cli_model_input.h"
 
 namespace neuron::runtime {
 
@@ -26,7 +27,8 @@ struct NamedArg {
 absl::StatusOr<NamedArg> SplitNamedArg(std::string_view text, std::string_view flag);
 
 struct ExecRequest {
-  std::string neff_path;              // "-" = stdin
+  std::string neff_path;              // a NEFF or HLO module; "-" = stdin
+  HloCompileFlags compile;            // --target, -O (HLO input only)
   std::vector<NamedArg> inputs;
   bool random_inputs = false;
   uint64_t seed = 0;

@@ -63,22 +63,22 @@ int RunLoad(const LoadRequest& request) {
     return kExitFailure;
   }
   Runtime& runtime = **rt;
-  std::string stdin_bytes;
-  const bool shared_stdin = request.neff_path == "-" && runtime.cores().size() > 1;
-  if (shared_stdin) {
-    stdin_bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  absl::StatusOr<ModelInput> input = OpenModelInput(request.neff_path, request.compile, runtime);
+  if (!input.ok()) {
+    PrintError(kTool, std::string(input.status().message()));
+    return kExitFailure;
   }
 
   json doc;
   doc["neff"] = request.neff_path;
+  doc["input_kind"] = input->kind;
   doc["cores"] = json::array();
   std::string text;
   for (int core : runtime.cores()) {
-    absl::StatusOr<std::unique_ptr<Model>> model =
-        shared_stdin ? runtime.LoadBytes(stdin_bytes, core) : runtime.LoadFile(request.neff_path, core);
+    absl::StatusOr<std::unique_ptr<Model>> model = LoadModelInput(runtime, *input, core);
     if (!model.ok()) {
-      PrintError(kTool, absl::StrCat("cannot load ", request.neff_path == "-" ? "<stdin>" : request.neff_path,
-                                     " on nc", core, ": ", DescribeForCli(model.status())));
+      PrintError(kTool, absl::StrCat("cannot load ", input->display, " on nc", core, ": ",
+                                     DescribeForCli(model.status())));
       return kExitFailure;
     }
     const Model& m = **model;
@@ -87,10 +87,10 @@ int RunLoad(const LoadRequest& request) {
       doc["target"] = m.target();
       doc["inputs"] = m.inputs().size();
       doc["outputs"] = m.outputs().size();
-      absl::StrAppend(&text, absl::StrFormat("%s: model '%s' for %s, %d inputs, %d outputs\n",
-                                             request.neff_path == "-" ? "<stdin>" : request.neff_path,
-                                             m.name(), m.target(), m.inputs().size(),
-                                             m.outputs().size()));
+      absl::StrAppend(&text, absl::StrFormat("%s: model '%s' for %s%s, %d inputs, %d outputs\n",
+                                             input->display, m.name(), m.target(),
+                                             input->kind == "neff" ? "" : " (compiled from HLO)",
+                                             m.inputs().size(), m.outputs().size()));
     }
     const LoadCost& c = m.cost();
     const LoadTimings& t = m.timings();

@@ -31,7 +31,7 @@ struct ModelState;
 // One input or output of the model, in HLO order (inputs: parameter
 // number; outputs: the flattened result tuple).
 struct TensorInfo {
-  std::string name;   // HLO parameter / result instruction name, no '%'
+  std::string name;   // the HLO parameter; the root (single result) or output<k>
   int position = 0;   // the k of #k
   hlo::Shape shape;   // array shape (type and dims)
   uint64_t bytes = 0;
@@ -41,6 +41,8 @@ struct LoadOptions {
   // Host threads an execution may use (0: the host's CPUs divided over the
   // held cores, at least 1).
   int threads = 0;
+  // Names the NEFF in messages when loaded from bytes ("" = "NEFF").
+  std::string display_name;
 };
 
 // Where load time went (milliseconds), for neuron-load.

@@ -55,12 +55,9 @@ absl::Status CheckTarget(const program::Manifest& manifest, const device::Instan
   if (neff_gen == device_gen && neff_gen != 0) return absl::OkStatus();
   // The simulated instance a NEFF of that target runs on, for the hint.
   std::string simulate;
-  for (const device::InstanceType& t : device::AllInstanceTypes()) {
-    if (neff_gen != 0 && device::CoreGeneration(t.arch) == neff_gen) {
-      simulate = absl::StrFormat(", or simulate a %s instance (NEURON_SIM_INSTANCE_TYPE=%s)",
-                                 t.arch, t.name);
-      break;
-    }
+  if (const device::InstanceType* t = device::InstanceForTarget(manifest.target)) {
+    simulate = absl::StrFormat(", or simulate a %s instance (NEURON_SIM_INSTANCE_TYPE=%s)", t->arch,
+                               t->name);
   }
   const std::string what = absl::StrFormat(
       "NEFF was compiled for %s but this instance is %s (%s); recompile with --target %s%s",
@@ -105,31 +102,6 @@ std::vector<TensorInfo> ToTensorInfos(const std::vector<program::TensorInfo>& in
     out.push_back(std::move(info));
   }
   return out;
-}
-
-// Output names: the HLO instruction producing each leaf of the result
-// (through tuples), so outputs.json maps positions to HLO names.
-void NameOutputs(const hlo::Module& module, std::vector<TensorInfo>* outputs) {
-  const hlo::Computation* entry = module.entry();
-  if (entry == nullptr || entry->root() == nullptr) return;
-  std::vector<std::string> names;
-  std::function<void(const hlo::Instruction*)> walk = [&](const hlo::Instruction* i) {
-    if (i->shape().IsTuple()) {
-      if (i->opcode() == hlo::Opcode::kTuple) {
-        for (const hlo::Instruction* op : i->operands()) walk(op);
-      } else {
-        for (const hlo::Shape& leaf : i->shape().tuple) {
-          (void)leaf;
-          names.push_back(i->name());  // a tuple from a call/while: its leaves share the name
-        }
-      }
-    } else if (!i->shape().IsToken()) {
-      names.push_back(i->name());
-    }
-  };
-  walk(entry->root());
-  if (names.size() != outputs->size()) return;  // nested non-tuple producers: keep outputK
-  for (size_t k = 0; k < names.size(); ++k) (*outputs)[k].name = names[k];
 }
 
 // Member-held constants: checks each against its instruction's shape and
@@ -260,8 +232,9 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   state->name = manifest.name.empty() ? state->neff.header.name : manifest.name;
   state->target = manifest.target;
   state->inputs = ToTensorInfos(manifest.inputs, *state->program.module, /*inputs=*/true);
+  // Output names are the manifest's, which the compiler took from the HLO
+  // as written (the program here is the optimized one).
   state->outputs = ToTensorInfos(manifest.outputs, *state->program.module, /*inputs=*/false);
-  NameOutputs(*state->program.module, &state->outputs);
 
   // Device memory: the program, its constants, and scratchpad pages for
   // the intermediates. Only accounted (the executable keeps its data in
@@ -340,7 +313,8 @@ absl::StatusOr<std::unique_ptr<Model>> Runtime::LoadBytes(std::string_view bytes
   if (!c.ok()) return c.status();
   // The caller may free its bytes after loading (nrt_load): keep a copy.
   auto owned = std::make_shared<const std::string>(bytes);
-  return ModelLoader::Load(*this, *c, owned, *owned, "NEFF", options, Clock::now(), 0);
+  const std::string display = options.display_name.empty() ? "NEFF" : options.display_name;
+  return ModelLoader::Load(*this, *c, owned, *owned, display, options, Clock::now(), 0);
 }
 
 }  // namespace neuron::runtime

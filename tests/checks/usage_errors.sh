@@ -54,7 +54,7 @@ usage_error neuron-exec "'-c' needs a value" model.neff -c
 usage_error neuron-exec "unexpected argument 'b.neff'" a.neff b.neff
 usage_error neuron-exec "--iterations '0'" a.neff --iterations=0
 usage_error neuron-exec "-n 'x'" a.neff -pjnx
-usage_error neuron-load "no NEFF given" --json
+usage_error neuron-load "no NEFF or HLO module given" --json
 usage_error neuron-ls "unexpected argument 'extra'" -w -- extra
 usage_error neuron-allreduce "-d 'fp8'" -r 2 -d fp8
 usage_error neuron-allreduce "unknown collective 'bogus'" -r 2 bogus

@@ -198,13 +198,55 @@ TEST(CompilerTest, ManifestDescribesTensorsAndMemory) {
   EXPECT_EQ(r.manifest.inputs[0].dims, (std::vector<int64_t>{8, 16}));
   EXPECT_EQ(r.manifest.inputs[0].size, 8 * 16 * 4);
   ASSERT_EQ(r.manifest.outputs.size(), 1u);
-  EXPECT_EQ(r.manifest.outputs[0].name, "output0");
+  EXPECT_EQ(r.manifest.outputs[0].name, "y");  // the root, as written
   EXPECT_EQ(r.manifest.memory.inputs, (8 * 16 + 32 * 16 + 32 + 32 * 4) * 4);
   EXPECT_EQ(r.manifest.memory.outputs, 8 * 4 * 4);
   EXPECT_GT(r.manifest.memory.scratch_peak, 0);
   EXPECT_EQ(r.manifest.memory.total, r.manifest.memory.inputs + r.manifest.memory.outputs +
                                          r.manifest.memory.constants + r.manifest.memory.scratch_peak);
   EXPECT_TRUE(hlo::Verify(*r.module).ok());
+}
+
+// Output names are those of the HLO as written, whatever the passes made of
+// the root, and the same at every optimization level.
+TEST(CompilerTest, OutputNamesComeFromTheHloAtEveryLevel) {
+  constexpr char kFused[] = R"(HloModule fused
+ENTRY main {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  m = f32[4] multiply(x, y)
+  ROOT r = f32[4] add(m, x)
+}
+)";
+  constexpr char kTuple[] = R"(HloModule pair
+ENTRY main {
+  x = f32[4] parameter(0)
+  n = f32[4] negate(x)
+  e = f32[4] exponential(n)
+  ROOT t = (f32[4], f32[4]) tuple(e, n)
+}
+)";
+  bool root_renamed = false;
+  for (const char* level : {"-O1", "-O2", "-O3"}) {
+    SCOPED_TRACE(level);
+    CompileResult single = MustCompile(kFused, {level});
+    ASSERT_EQ(single.manifest.outputs.size(), 1u);
+    EXPECT_EQ(single.manifest.outputs[0].name, "r");
+    root_renamed = root_renamed || single.module->entry()->root()->name() != "r";
+    CompileResult pair = MustCompile(kTuple, {level});
+    ASSERT_EQ(pair.manifest.outputs.size(), 2u);
+    EXPECT_EQ(pair.manifest.outputs[0].name, "output0");
+    EXPECT_EQ(pair.manifest.outputs[1].name, "output1");
+    // The NEFF's own manifest says the same.
+    auto read = neff::Read(single.neff, {});
+    ASSERT_TRUE(read.ok()) << read.status();
+    auto program = program::Deserialize(*read);
+    ASSERT_TRUE(program.ok()) << program.status();
+    EXPECT_EQ(program->manifest.outputs[0].name, "r");
+  }
+  // Fusion did replace the root somewhere: the names above are not just
+  // the optimized program's.
+  EXPECT_TRUE(root_renamed);
 }
 
 TEST(BufferAssignmentTest, ReusesMemoryOfDeadValues) {

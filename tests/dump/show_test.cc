@@ -79,8 +79,10 @@ TEST(Show, LoadableHereSaysWhyNot) {
   const Case cases[] = {
       {"ok.neff", neff, true, ""},
       {"trn2.neff", *testing::BuildTestNeff(testing::kAddHlo, trn2), false,
-       "compiled for trn2, this device is trn1"},
+       "compiled for trn2, this device is trn1 (trn1.2xlarge; set NEURON_SIM_INSTANCE_TYPE=trn2"},
       {"cut.neff", neff.substr(0, neff.size() - 100), false, "truncated"},
+      // Cut inside the header: still described as a NEFF, not refused.
+      {"head.neff", neff.substr(0, 927), false, "NEFF is truncated: 927 bytes"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -143,9 +143,9 @@ ENTRY main {
   json j = json::parse(in);
   ASSERT_EQ(j["outputs"].size(), 2u);
   EXPECT_EQ(j["outputs"][0]["position"], 0);
-  EXPECT_EQ(j["outputs"][0]["name"], "n");
+  EXPECT_EQ(j["outputs"][0]["name"], "output0");  // tuple leaves: the SDK's names
   EXPECT_EQ(j["outputs"][0]["file"], "out0.npy");
-  EXPECT_EQ(j["outputs"][1]["name"], "b");
+  EXPECT_EQ(j["outputs"][1]["name"], "output1");
   EXPECT_EQ(j["outputs"][1]["dtype"], "bfloat16");
   EXPECT_EQ(j["outputs"][1]["stored_as"], "float32");
   EXPECT_EQ(j["outputs"][1]["shape"], json({3}));
@@ -158,6 +158,23 @@ TEST_F(ExecToolTest, OutputToStdoutIsAnNpy) {
   absl::StatusOr<hlo::Literal> v = runtime::ParseNpyTensor(r.out, "stdout");
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(runtime::FormatTensor(*v), "2x3xf32=[3 3 3][3 3 3]");
+}
+
+// Output paths in the way say what is wrong with them, not "Success".
+TEST_F(ExecToolTest, OutputPathsThatCannotBeWrittenAreNamed) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  const std::string dir = dir_ + "/dd";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  ToolResult into_dir = Exec({neff, "--random-inputs", "-o", "sum=" + dir});
+  EXPECT_EQ(into_dir.exit_code, 1);
+  ExpectOneErrorLine(into_dir, "neuron-exec", "cannot write '" + dir + "': it is a directory");
+  const std::string file = WriteTestFile(dir_, "plain", "x");
+  ToolResult over_file = Exec({neff, "--random-inputs", "--output-dir", file});
+  EXPECT_EQ(over_file.exit_code, 1);
+  ExpectOneErrorLine(over_file, "neuron-exec", "--output-dir: '" + file + "' is not a directory");
+  ToolResult missing = Exec({neff, "--random-inputs", "-o", "sum=" + dir_ + "/no/such/r.npy"});
+  EXPECT_EQ(missing.exit_code, 1);
+  ExpectOneErrorLine(missing, "neuron-exec", "its directory does not exist");
 }
 
 // Complex tensors go in and come out as numpy's complex64 ('<c8').

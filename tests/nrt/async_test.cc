@@ -144,7 +144,8 @@ class AsyncTest : public neuron::testing::NrtTestEnv {
     sum_ = Tensor(NRT_TENSOR_PLACEMENT_DEVICE, 0, 24, "sum");
     product_ = Tensor(NRT_TENSOR_PLACEMENT_DEVICE, 0, 24, "product");
     ins_ = Set({{"a", a_}, {"b", b_}});
-    outs_ = Set({{"sum", sum_}, {"product", product_}});
+    // The leaves of a tuple result are output0, output1 (the SDK's names).
+    outs_ = Set({{"output0", sum_}, {"output1", product_}});
   }
 
   nrt_model_t* model_ = nullptr;
@@ -320,7 +321,7 @@ TEST_F(AsyncTest, ScheduleTimeChecks) {
   EXPECT_NE(std::string(nrt_get_last_error()).find("'b'"), std::string::npos)
       << nrt_get_last_error();
   nrt_tensor_t* small = Tensor(NRT_TENSOR_PLACEMENT_HOST, 0, 8, "small");
-  nrt_tensor_set_t* short_out = Set({{"sum", small}, {"product", product_}});
+  nrt_tensor_set_t* short_out = Set({{"output0", small}, {"output1", product_}});
   EXPECT_EQ(nrta_execute_schedule(model_, ins_, short_out, 0, nullptr, &seq), NRT_INVALID);
   nrt_cc_context_t* no_ctx = nullptr;
   EXPECT_EQ(nrta_cc_schedule(&no_ctx, 0, nullptr, &seq), NRT_INVALID_HANDLE);

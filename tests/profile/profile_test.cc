@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "lib/log/log.h"
 #include "lib/profile/profiler.h"
+#include "lib/profile/trace.h"
 #include "lib/runtime/runtime.h"
 #include "nlohmann/json.hpp"
 #include "tests/device/fast_temp_dir.h"
@@ -377,6 +378,20 @@ TEST_F(ProfileTest, NothingIsWrittenWhenDisabled) {
   auto rt = Init();
   ASSERT_TRUE(Run(*rt, kDotHlo, 1).ok());
   EXPECT_TRUE(Files("").empty());
+}
+
+// A trace is written whole through lib/support/atomic_file: a directory in
+// its way is named as one, and nothing is left behind.
+TEST(TraceFileTest, ADirectoryInTheWayIsNamed) {
+  const std::string dir = testing::FastTempDir();
+  profile::Trace trace;
+  trace.NameProcess(1, "p", 0);
+  absl::Status s = trace.WriteFile(dir);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("it is a directory"), std::string::npos) << s;
+  ASSERT_TRUE(trace.WriteFile(dir + "/sub/t.json").ok());
+  std::ifstream in(dir + "/sub/t.json");
+  EXPECT_FALSE(json::parse(in, nullptr, false).is_discarded());
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ absl::StatusOr<std::string> BuildTestNeff(const std::string& hlo_text,
   }
   for (size_t i = 0; i < leaves.size(); ++i) {
     program::TensorInfo t;
-    t.name = absl::StrFormat("output%d", i);
+    // As the compiler names them: a single result after the root.
+    t.name = root.IsTuple() ? absl::StrFormat("output%d", i) : entry->root()->name();
     t.index = static_cast<int64_t>(i);
     t.type = leaves[i].type;
     t.dims = leaves[i].dims;

@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "lib/config/value_parsers.h"
 #include "lib/runtime/cli_exec.h"
+#include "lib/runtime/cli_model_input.h"
 #include "lib/support/cli.h"
 #include "lib/support/options.h"
 #include "lib/support/parse.h"
@@ -56,10 +58,12 @@ int main(int argc, char** argv) {
       return absl::OkStatus();
     };
   };
-  const neuron::cli::Command command{
+  neuron::cli::Command command{
       .tool = kTool,
       .usage = "FILE|- [options]",
-      .description = "Run a NEFF on simulated NeuronCores.",
+      .description =
+          "Run a NEFF on simulated NeuronCores. FILE may also be an HLO module (text\n"
+          "or HloModuleProto), compiled in memory as neuron-compile would.",
       .options = {
           {'i', "input", Arg::kRequired, "NAME=VALUE",
            "an input by HLO parameter name or #k (repeatable):\n"
@@ -134,9 +138,13 @@ int main(int argc, char** argv) {
           "NEURON_RT_NUMERICAL_ERRORS_VERBOSITY, NEURON_FAIL_ON_NAN, ...); see neuron-exec(1).",
       .min_operands = 1,
       .max_operands = 1,
-      .missing_operand = "no NEFF given (a file, or - for stdin)",
+      .missing_operand = "no NEFF or HLO module given (a file, or - for stdin)",
       .operand_complete = "file",
   };
+  // --target and -O, which matter only for an HLO input.
+  for (neuron::cli::Option& o : neuron::runtime::HloCompileOptions(&request.compile)) {
+    command.options.push_back(std::move(o));
+  }
   neuron::cli::ParsedArgs parsed;
   if (int rc = neuron::cli::ParseCommandLine(command, argc, argv, &parsed); rc >= 0) return rc;
   request.neff_path = parsed.operands[0];

@@ -2,8 +2,10 @@
 // costs per core and where the load time went, then unloads. The work is
 // in lib/runtime/cli_load.cc; this file is the option table.
 #include <string>
+#include <utility>
 
 #include "lib/runtime/cli_load.h"
+#include "lib/runtime/cli_model_input.h"
 #include "lib/support/cli.h"
 #include "lib/support/options.h"
 #include "lib/support/parse.h"
@@ -18,12 +20,14 @@ using neuron::cli::Arg;
 
 int main(int argc, char** argv) {
   neuron::runtime::LoadRequest request;
-  const neuron::cli::Command command{
+  neuron::cli::Command command{
       .tool = kTool,
       .usage = "FILE|- [options]",
       .description =
           "Validate and load a NEFF, report its device-memory cost per core and the\n"
-          "load time (read, hash, decompress, deserialize, build, place), then unload.",
+          "load time (read, hash, decompress, deserialize, build, place), then unload.\n"
+          "FILE may also be an HLO module (text or HloModuleProto), compiled in memory\n"
+          "as neuron-compile would.",
       .options = {
           {'c', "cores", Arg::kRequired, "LIST", "NeuronCores to load on (default: the first free one)",
            [&](std::string_view v) -> absl::Status {
@@ -42,9 +46,13 @@ int main(int argc, char** argv) {
           "NEURON_RT_VISIBLE_CORES, NEURON_SCRATCHPAD_PAGE_SIZE, ...; see neuron-load(1).",
       .min_operands = 1,
       .max_operands = 1,
-      .missing_operand = "no NEFF given (a file, or - for stdin)",
+      .missing_operand = "no NEFF or HLO module given (a file, or - for stdin)",
       .operand_complete = "file",
   };
+  // --target and -O, which matter only for an HLO input.
+  for (neuron::cli::Option& o : neuron::runtime::HloCompileOptions(&request.compile)) {
+    command.options.push_back(std::move(o));
+  }
   neuron::cli::ParsedArgs parsed;
   if (int rc = neuron::cli::ParseCommandLine(command, argc, argv, &parsed); rc >= 0) return rc;
   request.neff_path = parsed.operands[0];

@@ -115,8 +115,8 @@ int main(int argc, char **argv) {
       "tensor set allocation failed");
   REQUIRE(nrt_add_tensor_to_tensor_set(ins, "a", a) == NRT_SUCCESS &&
               nrt_add_tensor_to_tensor_set(ins, "b", b) == NRT_SUCCESS &&
-              nrt_add_tensor_to_tensor_set(outs, "sum", sum) == NRT_SUCCESS &&
-              nrt_add_tensor_to_tensor_set(outs, "product", product) == NRT_SUCCESS,
+              nrt_add_tensor_to_tensor_set(outs, "output0", sum) == NRT_SUCCESS &&
+              nrt_add_tensor_to_tensor_set(outs, "output1", product) == NRT_SUCCESS,
           "adding tensors to sets failed");
   REQUIRE(nrta_error_tracker_create(0, &err) == NRT_SUCCESS, "nrta_error_tracker_create failed");
 

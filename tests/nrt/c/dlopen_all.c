@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
            twrite(ta, a, 0, sizeof a) == NRT_SUCCESS && twrite(tb, b, 0, sizeof b) == NRT_SUCCESS &&
            set_alloc(&ins) == NRT_SUCCESS && set_alloc(&outs) == NRT_SUCCESS &&
            set_add(ins, "a", ta) == NRT_SUCCESS && set_add(ins, "b", tb) == NRT_SUCCESS &&
-           set_add(outs, "sum", ts) == NRT_SUCCESS && set_add(outs, "product", tp) == NRT_SUCCESS &&
+           set_add(outs, "output0", ts) == NRT_SUCCESS && set_add(outs, "output1", tp) == NRT_SUCCESS &&
            execute(model, ins, outs) == NRT_SUCCESS &&
            tread(ts, sum, 0, sizeof sum) == NRT_SUCCESS &&
            tread(tp, product, 0, sizeof product) == NRT_SUCCESS;

@@ -5,7 +5,7 @@
  * system trace events.
  *
  * argv[1]: a directory holding add_mul.neff (tests/nrt/c/models/add_mul.hlo:
- * inputs a, b f32[2,3]; outputs sum, product). NEURON_SIM_ROOT is set and
+ * inputs a, b f32[2,3]; outputs output0 = sum, output1 = product). NEURON_SIM_ROOT is set and
  * the current directory is a writable temporary directory.
  * Prints "ok profile" and exits 0, else what failed and exits 1.
  */
@@ -116,8 +116,8 @@ int main(int argc, char **argv) {
   CHECK(nrt_allocate_tensor_set(&out) == NRT_SUCCESS, "nrt_allocate_tensor_set");
   a = device_tensor("a", in);
   b = device_tensor("b", in);
-  sum = device_tensor("sum", out);
-  product = device_tensor("product", out);
+  sum = device_tensor("output0", out);  /* the tuple leaves, as named by the compiler */
+  product = device_tensor("output1", out);
   CHECK(a && b && sum && product, "allocating tensors");
   CHECK(nrt_tensor_write(a, ones, 0, sizeof ones) == NRT_SUCCESS, "nrt_tensor_write");
   CHECK(nrt_tensor_write(b, ones, 0, sizeof ones) == NRT_SUCCESS, "nrt_tensor_write");

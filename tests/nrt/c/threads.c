@@ -25,7 +25,7 @@ static void *execute_loop(void *arg) {
   const int core = (int)(size_t)arg;
   float a[6], b[6], sum[6], product[6];
   nrt_tensor_t *t[4];
-  const char *names[4] = {"a", "b", "sum", "product"};
+  const char *names[4] = {"a", "b", "output0", "output1"};  /* sum, product */
   nrt_tensor_set_t *ins = NULL, *outs = NULL;
   if (nrt_allocate_tensor_set(&ins) != NRT_SUCCESS || nrt_allocate_tensor_set(&outs) != NRT_SUCCESS) {
     fail("tensor sets", core, 0);
