@@ -1,0 +1,91 @@
+#include "lib/plot/latency_plot.h"
+
+#include <plplot.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "lib/plot/axes.h"
+#include "lib/plot/colors.h"
+#include "lib/plot/svg_render.h"
+
+namespace neuron::plot {
+namespace {
+
+constexpr double kLevels[] = {0.50, 0.90, 0.99};
+constexpr const char* kLevelNames[] = {"p50", "p90", "p99"};
+
+// The empirical CDF as a staircase: (latency, fraction at or below it).
+void CdfPoints(std::vector<double> samples, std::vector<double>* xs, std::vector<double>* ys) {
+  std::sort(samples.begin(), samples.end());
+  const size_t n = samples.size();
+  if (n == 0) return;
+  const size_t steps = std::min(n, kMaxCdfPoints);
+  double prev = 0;
+  for (size_t k = 1; k <= steps; ++k) {
+    const double fraction = static_cast<double>(k) / static_cast<double>(steps);
+    const size_t i = std::min(
+        n - 1, static_cast<size_t>(std::ceil(fraction * static_cast<double>(n))) - 1);
+    xs->push_back(samples[i]);
+    ys->push_back(prev);
+    xs->push_back(samples[i]);
+    ys->push_back(fraction);
+    prev = fraction;
+  }
+}
+
+std::string Us(double v) { return absl::StrFormat("%.4g", v); }
+
+}  // namespace
+
+absl::StatusOr<std::string> RenderLatencySvg(std::string_view tool, std::string_view title,
+                                             const std::vector<LatencySeries>& series) {
+  std::vector<double> all;
+  for (const LatencySeries& s : series) all.insert(all.end(), s.samples_us.begin(), s.samples_us.end());
+  double lo = HUGE_VAL, hi = 0;
+  for (double v : all) {
+    if (v > 0) lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  const bool log_x = hi > 0 && lo < HUGE_VAL && hi / lo > kLogAxisSpread;
+  Axis x = log_x ? LogAxisFor(all) : LinearAxisFor(all);
+  if (!log_x && x.lo < 0) x.lo = 0;
+  const Axis y{0, 1, false, false};
+  auto draw = [&] {
+    DrawPageTitle(title);
+    const double legend_h = LegendHeight(series.size());
+    const Panel panel{0.10, 0.90, legend_h + 0.10, 0.86};
+    DrawPanel(panel, x, y, "latency per execution (us)", "fraction of executions at or below",
+              absl::StrFormat("latency distribution (CDF%s)", log_x ? ", log scale" : ""));
+    // Guides at the three levels, named in the right margin.
+    for (size_t l = 0; l < 3; ++l) {
+      plcol0(kGuide);
+      pllsty(2);
+      pljoin(x.Map(x.lo), kLevels[l], x.Map(x.hi), kLevels[l]);
+      pllsty(1);
+      plcol0(kInk);
+      plmtex("rv", 0.8, kLevels[l], 0.0, kLevelNames[l]);
+    }
+    std::vector<LegendEntry> legend;
+    for (size_t k = 0; k < series.size(); ++k) {
+      const LatencySeries& s = series[k];
+      const SeriesStyle style = StyleFor(static_cast<int>(k), false);
+      std::vector<double> xs, ys;
+      CdfPoints(s.samples_us, &xs, &ys);
+      DrawSeries(x, y, xs, ys, style, true, false);
+      // The percentiles: a marker where the curve reaches each level.
+      const std::vector<double> px = {s.p50_us, s.p90_us, s.p99_us};
+      const std::vector<double> py(std::begin(kLevels), std::end(kLevels));
+      DrawSeries(x, y, px, py, style, false, true);
+      legend.push_back({absl::StrFormat("%s: p50 %s us, p90 %s us, p99 %s us (%d runs)",
+                                        s.label, Us(s.p50_us), Us(s.p90_us), Us(s.p99_us),
+                                        s.samples_us.size()),
+                        style});
+    }
+    DrawLegend(legend, Panel{0.05, 0.96, 0.005, legend_h});
+  };
+  return RenderSvg(tool, PageSize{}, draw);
+}
+
+}  // namespace neuron::plot

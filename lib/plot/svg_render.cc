@@ -1,0 +1,136 @@
+#include "lib/plot/svg_render.h"
+
+#include <fcntl.h>
+#include <plplot.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "lib/plot/colors.h"
+#include "lib/support/atomic_file.h"
+#include "lib/support/cli.h"
+
+namespace neuron::plot {
+namespace {
+
+// While PLplot draws, stdout and stderr point at /dev/null: its drivers
+// print warnings and notes of their own, and a tool's stdout carries its
+// results (a table, JSON) that must stay parseable.
+struct QuietStdio {
+  int saved_out = -1, saved_err = -1;
+
+  void Begin() {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd < 0) return;  // then PLplot's chatter shows; nothing worse
+    saved_out = dup(STDOUT_FILENO);
+    saved_err = dup(STDERR_FILENO);
+    dup2(null_fd, STDOUT_FILENO);
+    dup2(null_fd, STDERR_FILENO);
+    close(null_fd);
+  }
+  void End() {
+    // Whatever PLplot left in stdio's buffers goes to /dev/null too.
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (saved_out >= 0) dup2(saved_out, STDOUT_FILENO), close(saved_out);
+    if (saved_err >= 0) dup2(saved_err, STDERR_FILENO), close(saved_err);
+    saved_out = saved_err = -1;
+  }
+};
+
+// PLplot's callbacks are plain function pointers: the picture being drawn.
+struct Drawing {
+  std::string tool;
+  QuietStdio quiet;
+  std::string first_error;  // PLplot's first complaint (plabort)
+};
+Drawing* current = nullptr;
+
+// plabort: a call with bad arguments was skipped. The picture is then
+// wrong, so the first message becomes the error.
+void OnAbort(PLCHAR_VECTOR message) {
+  if (current != nullptr && current->first_error.empty()) current->first_error = message;
+}
+
+// plexit: PLplot cannot go on and would exit after printing its chatter;
+// print one error line of ours and exit instead (no file was written yet).
+int OnExit(PLCHAR_VECTOR message) {
+  if (current != nullptr) {
+    current->quiet.End();
+    PrintError(current->tool, absl::StrCat("cannot draw the picture: PLplot: ", message));
+  }
+  _exit(kExitFailure);
+}
+
+bool HasSvgDevice() {
+  constexpr int kMax = 64;
+  const char* menus[kMax];
+  const char* names[kMax];
+  const char** m = menus;
+  const char** d = names;
+  int n = kMax;
+  plgDevs(&m, &d, &n);
+  for (int i = 0; i < n; ++i) {
+    if (std::strcmp(names[i], "svg") == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RenderSvg(std::string_view tool, PageSize size,
+                                      const std::function<void()>& draw) {
+  Drawing drawing;
+  drawing.tool = std::string(tool);
+  current = &drawing;
+  plsexit(OnExit);
+  plsabort(OnAbort);
+  drawing.quiet.Begin();
+  // Without its svg driver PLplot would prompt on stdin for another device.
+  if (!HasSvgDevice()) {
+    drawing.quiet.End();
+    current = nullptr;
+    return absl::FailedPreconditionError(
+        "cannot draw the picture: PLplot has no svg device (is libplplot17 installed?)");
+  }
+  char* bytes = nullptr;
+  size_t length = 0;
+  FILE* memory = open_memstream(&bytes, &length);
+  if (memory == nullptr) {
+    drawing.quiet.End();
+    current = nullptr;
+    return absl::ResourceExhaustedError("cannot draw the picture: out of memory");
+  }
+  plsdev("svg");
+  plsfile(memory);
+  plspage(0, 0, size.width_pt, size.height_pt, 0, 0);
+  InstallPalette();
+  plinit();
+  pladv(0);
+  draw();
+  // The svg driver closes the stream at plend, which settles bytes/length.
+  plend();
+  drawing.quiet.End();
+  current = nullptr;
+  std::string svg(bytes != nullptr ? bytes : "", length);
+  std::free(bytes);
+  if (!drawing.first_error.empty()) {
+    return absl::InternalError(absl::StrCat("cannot draw the picture: PLplot: ",
+                                            drawing.first_error));
+  }
+  if (svg.find("</svg>") == std::string::npos) {
+    return absl::InternalError("cannot draw the picture: PLplot wrote no complete SVG");
+  }
+  return svg;
+}
+
+absl::Status WriteSvg(const std::string& path, std::string_view svg) {
+  return WriteFileAtomically(path, svg);
+}
+
+}  // namespace neuron::plot
