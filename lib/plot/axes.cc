@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "absl/strings/str_format.h"
 #include "lib/plot/colors.h"
 #include "lib/support/parse.h"
 
@@ -24,10 +25,15 @@ void MinMax(const std::vector<double>& values, bool positive_only, double* lo, d
   }
 }
 
-// Byte-size ticks: powers of two, every `step`-th doubling so that at
-// most eight show, on exponents that are multiples of the step (so 1 KiB,
-// 1 MiB and 1 GiB are among them whenever the step divides 10).
-void DrawByteTicks(const Axis& x, double y_lo, double y_hi) {
+struct Tick {
+  double value;
+  bool major;
+};
+
+// Byte-size ticks: every power of two, labelled every `step`-th doubling
+// so that at most eight labels show, on exponents that are multiples of the
+// step (so 1 KiB, 1 MiB and 1 GiB are among them whenever it divides 10).
+std::vector<Tick> ByteTicks(const Axis& x) {
   const int first = static_cast<int>(std::ceil(std::log2(x.lo) - 1e-9));
   const int last = static_cast<int>(std::floor(std::log2(x.hi) + 1e-9));
   int step = 1;
@@ -35,24 +41,59 @@ void DrawByteTicks(const Axis& x, double y_lo, double y_hi) {
     step = s;
     if ((last - first) / s + 1 <= 8) break;
   }
+  std::vector<Tick> ticks;
+  for (int e = std::max(first, 0); e <= last; ++e) ticks.push_back({std::exp2(e), e % step == 0});
+  return ticks;
+}
+
+// 1-2-5 ticks in each decade; on a short axis with fewer than three of
+// those, every digit is labelled.
+std::vector<Tick> OneTwoFiveTicks(const Axis& x) {
+  std::vector<Tick> ticks;
+  int labelled = 0;
+  const int first = static_cast<int>(std::floor(std::log10(x.lo)));
+  const int last = static_cast<int>(std::ceil(std::log10(x.hi)));
+  for (int d = first; d <= last; ++d) {
+    for (int m = 1; m <= 9; ++m) {
+      const double v = m * std::pow(10.0, d);
+      if (v < x.lo * (1 - 1e-9) || v > x.hi * (1 + 1e-9)) continue;
+      const bool major = m == 1 || m == 2 || m == 5;
+      labelled += major;
+      ticks.push_back({v, major});
+    }
+  }
+  if (labelled < 3) {
+    for (Tick& t : ticks) t.major = true;
+  }
+  return ticks;
+}
+
+std::string TickLabel(const Axis& x, double v) {
+  if (x.ticks == Ticks::kBytes) return FormatBytes(static_cast<uint64_t>(std::llround(v)));
+  return absl::StrFormat("%g", v);
+}
+
+// Ticks PLplot cannot place itself, along the bottom and top of the panel,
+// labelled below and with grid lines at the labelled ones.
+void DrawCustomTicks(const Axis& x, double y_lo, double y_hi) {
+  const std::vector<Tick> ticks = x.ticks == Ticks::kBytes ? ByteTicks(x) : OneTwoFiveTicks(x);
   const double tick = (y_hi - y_lo) * 0.015;
-  for (int e = first; e <= last; ++e) {
-    if (e < 0) continue;
-    const double wx = e * std::log10(2.0);
-    const bool major = e % step == 0;
-    plcol0(kGuide);
-    if (major) {
+  const double w_lo = x.Map(x.lo), w_hi = x.Map(x.hi);
+  for (const Tick& t : ticks) {
+    const double wx = x.Map(t.value);
+    if (t.major) {
+      plcol0(kGuide);
       pllsty(1);
       plwidth(0.5);
       pljoin(wx, y_lo, wx, y_hi);
     }
     plcol0(kInk);
     plwidth(1);
-    pljoin(wx, y_lo, wx, y_lo + (major ? 2 : 1) * tick);
-    pljoin(wx, y_hi, wx, y_hi - (major ? 2 : 1) * tick);
-    if (major) {
-      const double at = (wx - std::log10(x.lo)) / (std::log10(x.hi) - std::log10(x.lo));
-      plmtex("b", 1.6, at, 0.5, PlotText(FormatBytes(uint64_t{1} << e)).c_str());
+    pljoin(wx, y_lo, wx, y_lo + (t.major ? 2 : 1) * tick);
+    pljoin(wx, y_hi, wx, y_hi - (t.major ? 2 : 1) * tick);
+    if (t.major) {
+      const double at = (wx - w_lo) / (w_hi - w_lo);
+      plmtex("b", 1.6, at, 0.5, PlotText(TickLabel(x, t.value)).c_str());
     }
   }
 }
@@ -77,10 +118,22 @@ Axis LinearAxisFor(const std::vector<double>& values) {
   double lo, hi;
   MinMax(values, false, &lo, &hi);
   Axis a;
-  if (lo > hi) return Axis{0, 1, false, false};
+  if (lo > hi) return Axis{0, 1, false, Ticks::kPlplot};
   const double pad = hi > lo ? (hi - lo) * 0.05 : std::max(std::fabs(lo) * 0.05, 1e-9);
   a.lo = lo - pad;
   a.hi = hi + pad;
+  return a;
+}
+
+Axis TightLogAxisFor(const std::vector<double>& values) {
+  double lo, hi;
+  MinMax(values, true, &lo, &hi);
+  Axis a;
+  a.log = true;
+  a.ticks = Ticks::kOneTwoFive;
+  if (lo > hi) return a;
+  a.lo = lo / 1.1;
+  a.hi = hi * 1.1;
   return a;
 }
 
@@ -89,7 +142,7 @@ Axis ByteAxisFor(const std::vector<double>& values) {
   MinMax(values, true, &lo, &hi);
   Axis a;
   a.log = true;
-  a.bytes = true;
+  a.ticks = Ticks::kBytes;
   if (lo > hi) lo = hi = 1024;
   a.lo = std::exp2(std::floor(std::log2(lo) + 1e-9));
   a.hi = std::exp2(std::ceil(std::log2(hi) - 1e-9));
@@ -110,15 +163,16 @@ void DrawPanel(const Panel& panel, const Axis& x, const Axis& y, std::string_vie
   plcol0(kGuide);
   plwidth(0.5);
   const std::string y_grid = y.log ? "gl" : "g";
-  const std::string x_grid = x.bytes ? "" : x.log ? "gl" : "g";
+  const bool custom = x.ticks != Ticks::kPlplot;
+  const std::string x_grid = custom ? "" : x.log ? "gl" : "g";
   plbox(x_grid.c_str(), 0, 0, y_grid.c_str(), 0, 0);
   plcol0(kInk);
   plwidth(1);
   // Fixed-point labels ("0.1", "100") read better than 10^n on these axes.
   const std::string y_opts = y.log ? "bcflnstv" : "bcnstv";
-  const std::string x_opts = x.bytes ? "bc" : x.log ? "bcflnst" : "bcnst";
+  const std::string x_opts = custom ? "bc" : x.log ? "bcflnst" : "bcnst";
   plbox(x_opts.c_str(), 0, 0, y_opts.c_str(), 0, 0);
-  if (x.bytes) DrawByteTicks(x, wy0, wy1);
+  if (custom) DrawCustomTicks(x, wy0, wy1);
   plcol0(kInk);
   if (!x_label.empty()) plmtex("b", 3.2, 0.5, 0.5, PlotText(x_label).c_str());
   plmtex("l", y.log ? 6.6 : 4.5, 0.5, 0.5, PlotText(y_label).c_str());

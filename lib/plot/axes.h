@@ -13,10 +13,16 @@ namespace neuron::plot {
 
 // One axis in data units. On a log axis PLplot's world coordinate is
 // log10 of the value, and values <= 0 cannot be shown.
+enum class Ticks {
+  kPlplot,      // PLplot's own: decades on a log axis, round steps on a linear one
+  kBytes,       // powers of two, labelled "1 KiB" (a log axis)
+  kOneTwoFive,  // 1, 2, 5, 10, 20, ... (a log axis shorter than whole decades)
+};
+
 struct Axis {
   double lo = 1, hi = 10;
   bool log = false;
-  bool bytes = false;  // ticks at powers of two, labelled "1 KiB"
+  Ticks ticks = Ticks::kPlplot;
   double Map(double v) const;
   bool Shows(double v) const { return !log || v > 0; }
 };
@@ -25,6 +31,9 @@ struct Axis {
 Axis LogAxisFor(const std::vector<double>& values);
 // From the smallest to the largest value, 5% padding on each side.
 Axis LinearAxisFor(const std::vector<double>& values);
+// A log axis just around the positive values (10% margins), for data that
+// span less than the whole decades LogAxisFor would give them.
+Axis TightLogAxisFor(const std::vector<double>& values);
 // Byte sizes: a log axis from the power of two at or below the smallest to
 // the one at or above the largest (at least one doubling either side of a
 // single size).

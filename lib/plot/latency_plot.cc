@@ -43,21 +43,33 @@ absl::StatusOr<std::string> RenderLatencySvg(std::string_view tool, std::string_
                                              const std::vector<LatencySeries>& series) {
   std::vector<double> all;
   for (const LatencySeries& s : series) all.insert(all.end(), s.samples_us.begin(), s.samples_us.end());
-  double lo = HUGE_VAL, hi = 0;
+  double fastest = HUGE_VAL, slowest = 0, highest_p99 = 0;
   for (double v : all) {
-    if (v > 0) lo = std::min(lo, v);
-    hi = std::max(hi, v);
+    fastest = std::min(fastest, v);
+    slowest = std::max(slowest, v);
   }
-  const bool log_x = hi > 0 && lo < HUGE_VAL && hi / lo > kLogAxisSpread;
-  Axis x = log_x ? LogAxisFor(all) : LinearAxisFor(all);
+  for (const LatencySeries& s : series) highest_p99 = std::max(highest_p99, s.p99_us);
+  if (all.empty()) fastest = 0;
+  const double edge = std::max(highest_p99 + (highest_p99 - fastest) / 2, fastest);
+  const double right = std::min(slowest, edge);
+  size_t beyond = 0;
+  for (double v : all) beyond += v > right;
+  const bool log_x = fastest > 0 && highest_p99 > kLogAxisSpread * fastest;
+  Axis x = log_x ? TightLogAxisFor({fastest, right}) : LinearAxisFor({fastest, right});
   if (!log_x && x.lo < 0) x.lo = 0;
-  const Axis y{0, 1, false, false};
+  std::string subtitle = log_x ? "latency distribution (CDF, log scale)"
+                               : "latency distribution (CDF)";
+  if (beyond > 0) {
+    absl::StrAppendFormat(&subtitle, "; %d slower beyond the right edge, up to %s us", beyond,
+                          Us(slowest));
+  }
+  const Axis y{0, 1, false, Ticks::kPlplot};
   auto draw = [&] {
     DrawPageTitle(title);
     const double legend_h = LegendHeight(series.size());
     const Panel panel{0.10, 0.90, legend_h + 0.10, 0.86};
     DrawPanel(panel, x, y, "latency per execution (us)", "fraction of executions at or below",
-              absl::StrFormat("latency distribution (CDF%s)", log_x ? ", log scale" : ""));
+              subtitle);
     // Guides at the three levels, named in the right margin.
     for (size_t l = 0; l < 3; ++l) {
       plcol0(kGuide);

@@ -25,10 +25,13 @@ struct LatencySeries {
 // small file (the curve is sampled at evenly spaced fractions).
 constexpr size_t kMaxCdfPoints = 2000;
 
-// The x axis is logarithmic when the slowest sample is more than
-// kLogAxisSpread times the fastest, so a long tail does not squeeze the
-// bulk of the curve into one pixel column.
-constexpr double kLogAxisSpread = 20;
+// The latency axis runs from the fastest sample to the highest p99 plus
+// half the span between them; slower samples (a preempted execution can be
+// ten times the rest) run off the right edge, and the subtitle says how
+// many and up to what, rather than squeezing the curves into a few pixels.
+// The axis is logarithmic when that p99 is more than kLogAxisSpread times
+// the fastest sample.
+constexpr double kLogAxisSpread = 10;
 
 absl::StatusOr<std::string> RenderLatencySvg(std::string_view tool, std::string_view title,
                                              const std::vector<LatencySeries>& series);

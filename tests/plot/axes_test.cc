@@ -29,7 +29,7 @@ TEST(LogAxisFor, NoPositiveValueGivesOneToTen) {
 
 TEST(ByteAxisFor, RoundsToPowersOfTwo) {
   const Axis a = ByteAxisFor({1000, 3 << 20});
-  EXPECT_TRUE(a.bytes);
+  EXPECT_EQ(a.ticks, Ticks::kBytes);
   EXPECT_DOUBLE_EQ(a.lo, 512);
   EXPECT_DOUBLE_EQ(a.hi, 4 << 20);
 }
@@ -38,6 +38,14 @@ TEST(ByteAxisFor, ASingleSizeGetsADoublingEitherSide) {
   const Axis a = ByteAxisFor({32 << 20});
   EXPECT_DOUBLE_EQ(a.lo, 16 << 20);
   EXPECT_DOUBLE_EQ(a.hi, 64 << 20);
+}
+
+TEST(TightLogAxisFor, StaysCloseToTheValues) {
+  const Axis a = TightLogAxisFor({1.6, 27});
+  EXPECT_TRUE(a.log);
+  EXPECT_EQ(a.ticks, Ticks::kOneTwoFive);
+  EXPECT_NEAR(a.lo, 1.6 / 1.1, 1e-12);
+  EXPECT_NEAR(a.hi, 27 * 1.1, 1e-12);
 }
 
 TEST(LinearAxisFor, PadsBothSides) {

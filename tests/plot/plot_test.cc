@@ -3,6 +3,7 @@
 #include <plplot.h>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -89,15 +90,31 @@ TEST(LatencyPlot, AMillionSamplesStayASmallFile) {
   EXPECT_LT(many->size(), few->size() * 11 / 10);
 }
 
-TEST(LatencyPlot, ALongTailSwitchesToALogAxis) {
+TEST(LatencyPlot, AFewSlowSamplesRunOffTheEdgeAndAreCounted) {
   LatencySeries s = Core("nc0", 10, 100);
   s.samples_us.push_back(10000);
+  s.samples_us.push_back(5000);
   auto svg = RenderLatencySvg("plot_tests", "tail", {s});
   ASSERT_TRUE(svg.ok());
-  EXPECT_NE(SvgVisibleText(*svg).find("log scale"), std::string::npos);
+  const std::string text = SvgVisibleText(*svg);
+  EXPECT_NE(text.find("2 slower beyond the right edge, up to 1e+04 us"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("log scale"), std::string::npos);
   auto flat = RenderLatencySvg("plot_tests", "flat", {Core("nc0", 10, 100)});
   ASSERT_TRUE(flat.ok());
-  EXPECT_EQ(SvgVisibleText(*flat).find("log scale"), std::string::npos);
+  EXPECT_EQ(SvgVisibleText(*flat).find("beyond"), std::string::npos);
+}
+
+TEST(LatencyPlot, AWideSpreadGetsALogAxis) {
+  LatencySeries s;
+  s.label = "nc0";
+  for (int i = 0; i < 100; ++i) s.samples_us.push_back(std::pow(10.0, i / 33.0));  // 1 to 1000
+  s.p50_us = 30;
+  s.p90_us = 500;
+  s.p99_us = 900;
+  auto svg = RenderLatencySvg("plot_tests", "wide", {s});
+  ASSERT_TRUE(svg.ok());
+  EXPECT_NE(SvgVisibleText(*svg).find("log scale"), std::string::npos);
 }
 
 TEST(LatencyPlot, HashInALabelIsShownLiterally) {

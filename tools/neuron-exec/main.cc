@@ -41,6 +41,8 @@ constexpr const char* kUsage =
     "  -n, --iterations N            benchmark: timed executions per core\n"
     "  -w, --warmup W                benchmark: untimed executions first (default:\n"
     "                                a tenth of N, 1 to 10)\n"
+    "      --plot FILE.svg           benchmark: draw the latency distribution (CDF per\n"
+    "                                core, p50/p90/p99 marked)\n"
     "  -j, --json                    print one JSON document\n"
     "  -h, --help                    print this help\n"
     "      --version                 print the version\n"
@@ -48,7 +50,7 @@ constexpr const char* kUsage =
     "Honours NEURON_RT_* variables (NEURON_RT_VISIBLE_CORES, NEURON_RT_EXEC_TIMEOUT,\n"
     "NEURON_RT_NUMERICAL_ERRORS_VERBOSITY, NEURON_FAIL_ON_NAN, ...); see neuron-exec(1).\n";
 
-enum LongOnly { kRandom = 256, kSeed, kOutputDir, kExpect, kRtol, kAtol, kVersion };
+enum LongOnly { kRandom = 256, kSeed, kOutputDir, kExpect, kRtol, kAtol, kPlot, kVersion };
 
 int Usage(const std::string& message) { return neuron::UsageError(kTool, message); }
 
@@ -75,6 +77,7 @@ int main(int argc, char** argv) {
       {"ranks", required_argument, nullptr, 'r'},
       {"iterations", required_argument, nullptr, 'n'},
       {"warmup", required_argument, nullptr, 'w'},
+      {"plot", required_argument, nullptr, kPlot},
       {"json", no_argument, nullptr, 'j'},
       {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, kVersion},
@@ -147,6 +150,12 @@ int main(int argc, char** argv) {
         request.benchmark = true;
         break;
       }
+      case kPlot:
+        if (std::string(optarg).empty() || std::string(optarg) == "-") {
+          return Usage(absl::StrCat("--plot '", optarg, "': expected a file name for the SVG"));
+        }
+        request.plot_path = optarg;
+        break;
       case 'j':
         request.json = true;
         break;
@@ -163,6 +172,9 @@ int main(int argc, char** argv) {
   if (optind >= argc) return Usage("no NEFF given (a file, or - for stdin)");
   if (argc - optind > 1) return Usage(absl::StrCat("unexpected argument '", argv[optind + 1], "'"));
   request.neff_path = argv[optind];
+  if (!request.plot_path.empty() && !request.benchmark) {
+    return Usage("--plot draws the benchmark's latencies: give --iterations N too");
+  }
   // The first executions carry one-off costs (first touch of memory, plan
   // caches): untimed by default, a tenth of the timed ones, 1 to 10.
   if (request.benchmark && !warmup_given) {
