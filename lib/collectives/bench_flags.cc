@@ -43,6 +43,9 @@ constexpr const char* kUsage =
     "                              default avg p50)\n"
     "      --report-to-json-file F write the results as JSON to F\n"
     "      --json                  print the results as JSON instead of the table\n"
+    "      --plot F.svg            draw busbw and time against size as SVG\n"
+    "      --plot-compare R.json   with --plot: draw an earlier report (written by\n"
+    "                              --report-to-json-file) beside it; repeatable\n"
     "      --show-algorithm        add the algorithm column\n"
     "      --algorithm A           across hosts: auto ring rdh hier (default auto)\n"
     "  -s, --hosts H...            start the ranks on these hosts with mpirun,\n"
@@ -54,7 +57,9 @@ constexpr const char* kUsage =
     "GB/s in the table means 2^30 bytes per second, as nccom-test's.\n"
     "Multi-host: NEURON_RT_ROOT_COMM_ID=host:port of rank 0. See neuron-allreduce(1).\n";
 
-enum LongOnly { kOp = 256, kSeed, kReport, kJson, kShowAlgorithm, kAlgorithm, kVersion };
+enum LongOnly {
+  kOp = 256, kSeed, kReport, kJson, kPlot, kPlotCompare, kShowAlgorithm, kAlgorithm, kVersion
+};
 
 constexpr std::string_view kAlgorithms[] = {"auto", "ring", "rdh", "hier"};
 
@@ -178,6 +183,8 @@ int ParseBenchFlags(int argc, char** argv, BenchFlags* flags) {
       {"seed", required_argument, nullptr, kSeed},
       {"report-to-json-file", required_argument, nullptr, kReport},
       {"json", no_argument, nullptr, kJson},
+      {"plot", required_argument, nullptr, kPlot},
+      {"plot-compare", required_argument, nullptr, kPlotCompare},
       {"show-algorithm", no_argument, nullptr, kShowAlgorithm},
       {"algorithm", required_argument, nullptr, kAlgorithm},
       {"help", no_argument, nullptr, 'h'},
@@ -263,6 +270,13 @@ int ParseBenchFlags(int argc, char** argv, BenchFlags* flags) {
         break;
       case kReport: flags->json_file = arg; break;
       case kJson: flags->json = true; break;
+      case kPlot:
+        if (std::string_view(arg).empty() || std::string_view(arg) == "-") {
+          return UsageError(kTool, absl::StrCat("--plot '", arg, "': expected a file name for the SVG"));
+        }
+        flags->plot_file = arg;
+        break;
+      case kPlotCompare: flags->plot_compare.emplace_back(arg); break;
       case kShowAlgorithm: flags->show_algorithm = true; break;
       case kAlgorithm:
         if (std::find(std::begin(kAlgorithms), std::end(kAlgorithms), arg) ==
@@ -279,6 +293,9 @@ int ParseBenchFlags(int argc, char** argv, BenchFlags* flags) {
     }
   }
   if (have_f && have_i) return UsageError(kTool, "-f and -i exclude each other");
+  if (!flags->plot_compare.empty() && flags->plot_file.empty()) {
+    return UsageError(kTool, "--plot-compare draws beside this run's picture: give --plot FILE.svg too");
+  }
   if (flags->min_bytes > flags->max_bytes) {
     return UsageError(kTool, absl::StrCat("-b ", flags->min_bytes, " is more than -e ",
                                           flags->max_bytes));

@@ -25,8 +25,8 @@ absl::StatusOr<std::string> RenderBandwidthSvg(std::string_view tool, std::strin
     const double legend_h = LegendHeight(series.size());
     const double low = legend_h + 0.10, high = 0.88, gap = 0.11;
     const double h = (high - low - gap) / 2;
-    const Panel top{0.13, 0.96, high - h, high};
-    const Panel bottom{0.13, 0.96, low, low + h};
+    const Panel top{0.13, 0.94, high - h, high};
+    const Panel bottom{0.13, 0.94, low, low + h};
     std::vector<LegendEntry> legend;
     DrawPanel(top, x, y_bw, "", "busbw (GB/s)",
               "bus bandwidth, GB = 2^30 bytes (higher is better)");
