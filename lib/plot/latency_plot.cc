@@ -57,10 +57,9 @@ absl::StatusOr<std::string> RenderLatencySvg(std::string_view tool, std::string_
   const bool log_x = fastest > 0 && highest_p99 > kLogAxisSpread * fastest;
   Axis x = log_x ? TightLogAxisFor({fastest, right}) : LinearAxisFor({fastest, right});
   if (!log_x && x.lo < 0) x.lo = 0;
-  std::string subtitle = log_x ? "latency distribution (CDF, log scale)"
-                               : "latency distribution (CDF)";
+  std::string subtitle = log_x ? "latency CDF, log scale" : "latency CDF";
   if (beyond > 0) {
-    absl::StrAppendFormat(&subtitle, "; %d slower beyond the right edge, up to %s us", beyond,
+    absl::StrAppendFormat(&subtitle, "; %d slower (up to %s us) off the right edge", beyond,
                           Us(slowest));
   }
   const Axis y{0, 1, false, Ticks::kPlplot};
