@@ -52,11 +52,9 @@ absl::Status WriteBenchPlot(const std::string& path, const BenchReport& run,
                                    run.nranks == 1 ? " rank" : " ranks", " on ", run.nnodes,
                                    run.nnodes == 1 ? " host" : " hosts");
   if (run.nnodes > 1 && !run.transport.empty()) absl::StrAppend(&title, " over ", run.transport);
-  absl::StatusOr<std::string> svg = plot::RenderBandwidthSvg("neuron-allreduce", title, series);
-  if (!svg.ok()) {
-    return absl::Status(svg.status().code(),
-                        absl::StrCat("--plot '", path, "': ", svg.status().message()));
-  }
+  const plot::Drawer drawer{"neuron-allreduce", absl::StrCat("--plot '", path, "'")};
+  absl::StatusOr<std::string> svg = plot::RenderBandwidthSvg(drawer, title, series);
+  if (!svg.ok()) return svg.status();
   return plot::WriteSvg(path, *svg);
 }
 

@@ -5,7 +5,7 @@
 
 namespace neuron::plot {
 
-absl::StatusOr<std::string> RenderBandwidthSvg(std::string_view tool, std::string_view title,
+absl::StatusOr<std::string> RenderBandwidthSvg(const Drawer& drawer, std::string_view title,
                                                const std::vector<BandwidthSeries>& series) {
   std::vector<double> sizes, busbw, times;
   for (const BandwidthSeries& s : series) {
@@ -53,7 +53,7 @@ absl::StatusOr<std::string> RenderBandwidthSvg(std::string_view tool, std::strin
     }
     DrawLegend(legend, Panel{0.05, 0.96, 0.005, legend_h});
   };
-  return RenderSvg(tool, PageSize{}, draw);
+  return RenderSvg(drawer, PageSize{}, draw);
 }
 
 }  // namespace neuron::plot

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/plot/svg_render.h"
 
 namespace neuron::plot {
 
@@ -24,8 +25,8 @@ struct BandwidthSeries {
   std::vector<BandwidthPoint> points;
 };
 
-// The SVG document; `tool` names the error line of a PLplot failure.
-absl::StatusOr<std::string> RenderBandwidthSvg(std::string_view tool, std::string_view title,
+// The SVG document (errors as RenderSvg's, svg_render.h).
+absl::StatusOr<std::string> RenderBandwidthSvg(const Drawer& drawer, std::string_view title,
                                                const std::vector<BandwidthSeries>& series);
 
 }  // namespace neuron::plot

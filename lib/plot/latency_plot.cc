@@ -39,7 +39,7 @@ std::string Us(double v) { return absl::StrFormat("%.4g", v); }
 
 }  // namespace
 
-absl::StatusOr<std::string> RenderLatencySvg(std::string_view tool, std::string_view title,
+absl::StatusOr<std::string> RenderLatencySvg(const Drawer& drawer, std::string_view title,
                                              const std::vector<LatencySeries>& series) {
   std::vector<double> all;
   for (const LatencySeries& s : series) all.insert(all.end(), s.samples_us.begin(), s.samples_us.end());
@@ -96,7 +96,7 @@ absl::StatusOr<std::string> RenderLatencySvg(std::string_view tool, std::string_
     }
     DrawLegend(legend, Panel{0.05, 0.96, 0.005, legend_h});
   };
-  return RenderSvg(tool, PageSize{}, draw);
+  return RenderSvg(drawer, PageSize{}, draw);
 }
 
 }  // namespace neuron::plot

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/plot/svg_render.h"
 
 namespace neuron::plot {
 
@@ -33,7 +34,8 @@ constexpr size_t kMaxCdfPoints = 2000;
 // the fastest sample.
 constexpr double kLogAxisSpread = 10;
 
-absl::StatusOr<std::string> RenderLatencySvg(std::string_view tool, std::string_view title,
+// The SVG document (errors as RenderSvg's, svg_render.h).
+absl::StatusOr<std::string> RenderLatencySvg(const Drawer& drawer, std::string_view title,
                                              const std::vector<LatencySeries>& series);
 
 }  // namespace neuron::plot

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "lib/plot/colors.h"
@@ -37,19 +38,30 @@ struct QuietStdio {
     // Whatever PLplot left in stdio's buffers goes to /dev/null too.
     std::fflush(stdout);
     std::fflush(stderr);
-    if (saved_out >= 0) dup2(saved_out, STDOUT_FILENO), close(saved_out);
-    if (saved_err >= 0) dup2(saved_err, STDERR_FILENO), close(saved_err);
+    for (auto [saved, fd] : {std::pair{saved_out, STDOUT_FILENO}, {saved_err, STDERR_FILENO}}) {
+      if (saved < 0) continue;
+      dup2(saved, fd);
+      close(saved);
+    }
     saved_out = saved_err = -1;
   }
 };
 
 // PLplot's callbacks are plain function pointers: the picture being drawn.
+// Leaving its scope (an exception from a draw function included) gives the
+// tool its stdout and stderr back.
 struct Drawing {
-  std::string tool;
+  Drawer drawer;
   QuietStdio quiet;
   std::string first_error;  // PLplot's first complaint (plabort)
+  ~Drawing();
 };
 Drawing* current = nullptr;
+
+Drawing::~Drawing() {
+  quiet.End();
+  current = nullptr;
+}
 
 // plabort: a call with bad arguments was skipped. The picture is then
 // wrong, so the first message becomes the error.
@@ -62,7 +74,8 @@ void OnAbort(PLCHAR_VECTOR message) {
 int OnExit(PLCHAR_VECTOR message) {
   if (current != nullptr) {
     current->quiet.End();
-    PrintError(current->tool, absl::StrCat("cannot draw the picture: PLplot: ", message));
+    PrintError(current->drawer.tool,
+               absl::StrCat(current->drawer.what, ": cannot draw the picture: PLplot: ", message));
   }
   _exit(kExitFailure);
 }
@@ -83,28 +96,26 @@ bool HasSvgDevice() {
 
 }  // namespace
 
-absl::StatusOr<std::string> RenderSvg(std::string_view tool, PageSize size,
+absl::StatusOr<std::string> RenderSvg(const Drawer& drawer, PageSize size,
                                       const std::function<void()>& draw) {
   Drawing drawing;
-  drawing.tool = std::string(tool);
+  drawing.drawer = drawer;
   current = &drawing;
   plsexit(OnExit);
   plsabort(OnAbort);
   drawing.quiet.Begin();
   // Without its svg driver PLplot would prompt on stdin for another device.
   if (!HasSvgDevice()) {
-    drawing.quiet.End();
-    current = nullptr;
     return absl::FailedPreconditionError(
-        "cannot draw the picture: PLplot has no svg device (is libplplot17 installed?)");
+        absl::StrCat(drawer.what, ": cannot draw the picture: PLplot has no svg device (is "
+                                  "libplplot17 installed?)"));
   }
   char* bytes = nullptr;
   size_t length = 0;
   FILE* memory = open_memstream(&bytes, &length);
   if (memory == nullptr) {
-    drawing.quiet.End();
-    current = nullptr;
-    return absl::ResourceExhaustedError("cannot draw the picture: out of memory");
+    return absl::ResourceExhaustedError(
+        absl::StrCat(drawer.what, ": cannot draw the picture: out of memory"));
   }
   plsdev("svg");
   plsfile(memory);
@@ -115,16 +126,15 @@ absl::StatusOr<std::string> RenderSvg(std::string_view tool, PageSize size,
   draw();
   // The svg driver closes the stream at plend, which settles bytes/length.
   plend();
-  drawing.quiet.End();
-  current = nullptr;
   std::string svg(bytes != nullptr ? bytes : "", length);
   std::free(bytes);
   if (!drawing.first_error.empty()) {
-    return absl::InternalError(absl::StrCat("cannot draw the picture: PLplot: ",
-                                            drawing.first_error));
+    return absl::InternalError(
+        absl::StrCat(drawer.what, ": cannot draw the picture: PLplot: ", drawing.first_error));
   }
   if (svg.find("</svg>") == std::string::npos) {
-    return absl::InternalError("cannot draw the picture: PLplot wrote no complete SVG");
+    return absl::InternalError(
+        absl::StrCat(drawer.what, ": cannot draw the picture: PLplot wrote no complete SVG"));
   }
   return svg;
 }

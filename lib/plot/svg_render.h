@@ -7,7 +7,6 @@
 
 #include <functional>
 #include <string>
-#include <string_view>
 
 #include "absl/status/statusor.h"
 
@@ -20,12 +19,19 @@ struct PageSize {
   int height_pt = 600;
 };
 
+// Who draws what, for errors: "<what>: cannot draw the picture: ...", on
+// a line "<tool>: error: ..." when PLplot gives up.
+struct Drawer {
+  std::string tool;  // "neuron-exec"
+  std::string what;  // "--plot 'latency.svg'"
+};
+
 // Runs `draw` (PLplot calls) on a fresh page with the shared palette
 // (colors.h) and returns the SVG document. PLplot's messages never reach
 // the tool's stdout or stderr. A PLplot error that would end the process
-// (its svg driver missing, say) prints one "<tool>: error: ..." line and
+// (no device drivers found, say) prints one "<tool>: error: ..." line and
 // exits with status 1 instead, as PLplot cannot be resumed after one.
-absl::StatusOr<std::string> RenderSvg(std::string_view tool, PageSize size,
+absl::StatusOr<std::string> RenderSvg(const Drawer& drawer, PageSize size,
                                       const std::function<void()>& draw);
 
 // Writes the SVG to `path` whole or not at all.

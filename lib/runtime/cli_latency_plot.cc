@@ -19,8 +19,9 @@ absl::Status WriteLatencyPlot(const std::string& path, const std::string& title,
     s.p99_us = c.stats.p99_us;
     series.push_back(std::move(s));
   }
-  absl::StatusOr<std::string> svg = plot::RenderLatencySvg("neuron-exec", title, series);
-  if (!svg.ok()) return absl::Status(svg.status().code(), absl::StrCat("--plot '", path, "': ", svg.status().message()));
+  const plot::Drawer drawer{"neuron-exec", absl::StrCat("--plot '", path, "'")};
+  absl::StatusOr<std::string> svg = plot::RenderLatencySvg(drawer, title, series);
+  if (!svg.ok()) return svg.status();
   return plot::WriteSvg(path, *svg);
 }
 

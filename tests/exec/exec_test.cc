@@ -264,6 +264,19 @@ TEST_F(ExecToolTest, PlotNeedsTheBenchmarkAndAWritablePath) {
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/no-such-dir"));
 }
 
+// PLplot without its drivers would end the process with its own chatter.
+TEST_F(ExecToolTest, PlotWithoutPlplotDriversIsOneErrorLine) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  const std::string no_drivers = dir_ + "/no-drivers";
+  std::filesystem::create_directories(no_drivers);
+  options_.env["PLPLOT_DRV_DIR"] = no_drivers;
+  ToolResult r = Exec({neff, "--random-inputs", "-n", "3", "--plot", dir_ + "/a.svg"});
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectOneErrorLine(r, "neuron-exec", "--plot '" + dir_ + "/a.svg': cannot draw the picture: PLplot");
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/a.svg"));
+}
+
 TEST_F(ExecToolTest, BenchmarkOnSeveralCoresReportsEachCore) {
   const std::string neff = WriteNeff(kAddHlo, "add.neff");
   ToolResult r = Exec({neff, "--random-inputs", "--cores", "0-1", "-n", "20"});
