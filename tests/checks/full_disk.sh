@@ -4,7 +4,8 @@
 # mount namespace, so the mount goes away with this script even if it is
 # killed), each tool fails with exit 1 and one line naming the file, leaves
 # no partial or temporary file, and keeps what an earlier run wrote. Needs
-# root (CI is); elsewhere it skips with a NOTICE. Last line: "check: N passed, N failed".
+# root (CI is); elsewhere it skips with a NOTICE.
+# Last line: "check: N passed, N failed".
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/out}"
