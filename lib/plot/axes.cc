@@ -1,13 +1,12 @@
 #include "lib/plot/axes.h"
 
-#include <plplot.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
 #include "lib/plot/colors.h"
+#include "lib/plot/plplot_library.h"
 #include "lib/support/parse.h"
 
 namespace neuron::plot {
@@ -82,18 +81,18 @@ void DrawCustomTicks(const Axis& x, double y_lo, double y_hi) {
   for (const Tick& t : ticks) {
     const double wx = x.Map(t.value);
     if (t.major) {
-      plcol0(kGuide);
-      pllsty(1);
-      plwidth(0.5);
-      pljoin(wx, y_lo, wx, y_hi);
+      Pl().plcol0(kGuide);
+      Pl().pllsty(1);
+      Pl().plwidth(0.5);
+      Pl().pljoin(wx, y_lo, wx, y_hi);
     }
-    plcol0(kInk);
-    plwidth(1);
-    pljoin(wx, y_lo, wx, y_lo + (t.major ? 2 : 1) * tick);
-    pljoin(wx, y_hi, wx, y_hi - (t.major ? 2 : 1) * tick);
+    Pl().plcol0(kInk);
+    Pl().plwidth(1);
+    Pl().pljoin(wx, y_lo, wx, y_lo + (t.major ? 2 : 1) * tick);
+    Pl().pljoin(wx, y_hi, wx, y_hi - (t.major ? 2 : 1) * tick);
     if (t.major) {
       const double at = (wx - w_lo) / (w_hi - w_lo);
-      plmtex("b", 1.6, at, 0.5, PlotText(TickLabel(x, t.value)).c_str());
+      Pl().plmtex("b", 1.6, at, 0.5, PlotText(TickLabel(x, t.value)).c_str());
     }
   }
 }
@@ -155,39 +154,39 @@ Axis ByteAxisFor(const std::vector<double>& values) {
 
 void DrawPanel(const Panel& panel, const Axis& x, const Axis& y, std::string_view x_label,
                std::string_view y_label, std::string_view title) {
-  plschr(0, kTextScale);
-  plvpor(panel.x0, panel.x1, panel.y0, panel.y1);
+  Pl().plschr(0, kTextScale);
+  Pl().plvpor(panel.x0, panel.x1, panel.y0, panel.y1);
   const double wy0 = y.Map(y.lo), wy1 = y.Map(y.hi);
-  plwind(x.Map(x.lo), x.Map(x.hi), wy0, wy1);
+  Pl().plwind(x.Map(x.lo), x.Map(x.hi), wy0, wy1);
   // Grid first, in a light grey, so the frame and data draw over it.
-  plcol0(kGuide);
-  plwidth(0.5);
+  Pl().plcol0(kGuide);
+  Pl().plwidth(0.5);
   const std::string y_grid = y.log ? "gl" : "g";
   const bool custom = x.ticks != Ticks::kPlplot;
   const std::string x_grid = custom ? "" : x.log ? "gl" : "g";
-  plbox(x_grid.c_str(), 0, 0, y_grid.c_str(), 0, 0);
-  plcol0(kInk);
-  plwidth(1);
+  Pl().plbox(x_grid.c_str(), 0, 0, y_grid.c_str(), 0, 0);
+  Pl().plcol0(kInk);
+  Pl().plwidth(1);
   // Fixed-point labels ("0.1", "100") read better than 10^n on these axes.
   const std::string y_opts = y.log ? "bcflnstv" : "bcnstv";
   const std::string x_opts = custom ? "bc" : x.log ? "bcflnst" : "bcnst";
-  plbox(x_opts.c_str(), 0, 0, y_opts.c_str(), 0, 0);
+  Pl().plbox(x_opts.c_str(), 0, 0, y_opts.c_str(), 0, 0);
   if (custom) DrawCustomTicks(x, wy0, wy1);
-  plcol0(kInk);
-  if (!x_label.empty()) plmtex("b", 3.2, 0.5, 0.5, PlotText(x_label).c_str());
-  plmtex("l", y.log ? 6.6 : 4.5, 0.5, 0.5, PlotText(y_label).c_str());
-  plschr(0, kTextScale * 1.1);
-  plmtex("t", 1.0, 0.5, 0.5, PlotText(title).c_str());
-  plschr(0, kTextScale);
+  Pl().plcol0(kInk);
+  if (!x_label.empty()) Pl().plmtex("b", 3.2, 0.5, 0.5, PlotText(x_label).c_str());
+  Pl().plmtex("l", y.log ? 6.6 : 4.5, 0.5, 0.5, PlotText(y_label).c_str());
+  Pl().plschr(0, kTextScale * 1.1);
+  Pl().plmtex("t", 1.0, 0.5, 0.5, PlotText(title).c_str());
+  Pl().plschr(0, kTextScale);
 }
 
 void DrawPageTitle(std::string_view title) {
-  plvpor(0, 1, 0, 1);
-  plwind(0, 1, 0, 1);
-  plcol0(kInk);
-  plschr(0, kTextScale * 1.3);
-  plmtex("t", -1.6, 0.5, 0.5, PlotText(title).c_str());
-  plschr(0, kTextScale);
+  Pl().plvpor(0, 1, 0, 1);
+  Pl().plwind(0, 1, 0, 1);
+  Pl().plcol0(kInk);
+  Pl().plschr(0, kTextScale * 1.3);
+  Pl().plmtex("t", -1.6, 0.5, 0.5, PlotText(title).c_str());
+  Pl().plschr(0, kTextScale);
 }
 
 SeriesStyle StyleFor(int k, bool dashed) {
@@ -210,18 +209,18 @@ void DrawSeries(const Axis& x, const Axis& y, const std::vector<double>& xs,
     wy.push_back(y.Map(ys[i]));
   }
   if (wx.empty()) return;
-  plcol0(style.color);
-  pllsty(style.line_style);
-  plwidth(2);
-  if (line && wx.size() > 1) plline(static_cast<PLINT>(wx.size()), wx.data(), wy.data());
-  pllsty(1);
-  plwidth(1);
+  Pl().plcol0(style.color);
+  Pl().pllsty(style.line_style);
+  Pl().plwidth(2);
+  if (line && wx.size() > 1) Pl().plline(static_cast<PLINT>(wx.size()), wx.data(), wy.data());
+  Pl().pllsty(1);
+  Pl().plwidth(1);
   if (markers) {
-    plschr(0, kTextScale * 0.8);
-    plstring(static_cast<PLINT>(wx.size()), wx.data(), wy.data(), style.marker.c_str());
-    plschr(0, kTextScale);
+    Pl().plschr(0, kTextScale * 0.8);
+    Pl().plstring(static_cast<PLINT>(wx.size()), wx.data(), wy.data(), style.marker.c_str());
+    Pl().plschr(0, kTextScale);
   }
-  plcol0(kInk);
+  Pl().plcol0(kInk);
 }
 
 double LegendHeight(size_t entries) { return 0.015 + 0.04 * static_cast<double>(entries); }
@@ -241,11 +240,11 @@ void DrawLegend(const std::vector<LegendEntry>& entries, const Panel& area) {
     line_colors[i] = symbol_colors[i] = entries[i].style.color;
     line_styles[i] = entries[i].style.line_style;
   }
-  plvpor(area.x0, area.x1, area.y0, area.y1);
-  plwind(0, 1, 0, 1);
+  Pl().plvpor(area.x0, area.x1, area.y0, area.y1);
+  Pl().plwind(0, 1, 0, 1);
   PLFLT width = 0, height = 0;
-  plschr(0, kTextScale);
-  pllegend(&width, &height, PL_LEGEND_NONE, PL_POSITION_INSIDE | PL_POSITION_LEFT | PL_POSITION_TOP,
+  Pl().plschr(0, kTextScale);
+  Pl().pllegend(&width, &height, PL_LEGEND_NONE, PL_POSITION_INSIDE | PL_POSITION_LEFT | PL_POSITION_TOP,
            0, 0, 0.08, kBackground, kBackground, 1, static_cast<PLINT>(n), 1,
            static_cast<PLINT>(n), opts.data(), 1.0, 0.95, 1.8, 0.0, text_colors.data(),
            text_ptrs.data(), nullptr, nullptr, nullptr, nullptr, line_colors.data(),

@@ -1,7 +1,6 @@
 #include "lib/plot/colors.h"
 
-#include <plplot.h>
-
+#include "lib/plot/plplot_library.h"
 namespace neuron::plot {
 
 void InstallPalette() {
@@ -10,7 +9,7 @@ void InstallPalette() {
   static const PLINT g[] = {255, 0, 200, 119, 39, 160, 127, 103, 86, 119, 190, 127, 189};
   static const PLINT b[] = {255, 0, 200, 180, 40, 44, 14, 189, 75, 194, 207, 127, 34};
   static_assert(sizeof(r) / sizeof(r[0]) == kFirstSeries + kSeriesColors);
-  plscmap0(r, g, b, kFirstSeries + kSeriesColors);
+  Pl().plscmap0(r, g, b, kFirstSeries + kSeriesColors);
 }
 
 int SeriesColor(int k) { return kFirstSeries + (k % kSeriesColors); }

@@ -1,13 +1,12 @@
 #include "lib/plot/latency_plot.h"
 
-#include <plplot.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_format.h"
 #include "lib/plot/axes.h"
 #include "lib/plot/colors.h"
+#include "lib/plot/plplot_library.h"
 #include "lib/plot/svg_render.h"
 
 namespace neuron::plot {
@@ -71,12 +70,12 @@ absl::StatusOr<std::string> RenderLatencySvg(const Drawer& drawer, std::string_v
               subtitle);
     // Guides at the three levels, named in the right margin.
     for (size_t l = 0; l < 3; ++l) {
-      plcol0(kGuide);
-      pllsty(2);
-      pljoin(x.Map(x.lo), kLevels[l], x.Map(x.hi), kLevels[l]);
-      pllsty(1);
-      plcol0(kInk);
-      plmtex("rv", 0.8, kLevels[l], 0.0, kLevelNames[l]);
+      Pl().plcol0(kGuide);
+      Pl().pllsty(2);
+      Pl().pljoin(x.Map(x.lo), kLevels[l], x.Map(x.hi), kLevels[l]);
+      Pl().pllsty(1);
+      Pl().plcol0(kInk);
+      Pl().plmtex("rv", 0.8, kLevels[l], 0.0, kLevelNames[l]);
     }
     std::vector<LegendEntry> legend;
     for (size_t k = 0; k < series.size(); ++k) {

@@ -1,7 +1,6 @@
 #include "lib/plot/svg_render.h"
 
 #include <fcntl.h>
-#include <plplot.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/plot/colors.h"
+#include "lib/plot/plplot_library.h"
 #include "lib/support/atomic_file.h"
 #include "lib/support/cli.h"
 
@@ -87,7 +87,7 @@ bool HasSvgDevice() {
   const char** m = menus;
   const char** d = names;
   int n = kMax;
-  plgDevs(&m, &d, &n);
+  Pl().plgDevs(&m, &d, &n);
   for (int i = 0; i < n; ++i) {
     if (std::strcmp(names[i], "svg") == 0) return true;
   }
@@ -98,11 +98,15 @@ bool HasSvgDevice() {
 
 absl::StatusOr<std::string> RenderSvg(const Drawer& drawer, PageSize size,
                                       const std::function<void()>& draw) {
+  if (absl::StatusOr<const PlplotLibrary*> pl = LoadPlplot(); !pl.ok()) {
+    return absl::Status(pl.status().code(), absl::StrCat(drawer.what, ": cannot draw the picture: ",
+                                                         pl.status().message()));
+  }
   Drawing drawing;
   drawing.drawer = drawer;
   current = &drawing;
-  plsexit(OnExit);
-  plsabort(OnAbort);
+  Pl().plsexit(OnExit);
+  Pl().plsabort(OnAbort);
   drawing.quiet.Begin();
   // Without its svg driver PLplot would prompt on stdin for another device.
   if (!HasSvgDevice()) {
@@ -117,15 +121,15 @@ absl::StatusOr<std::string> RenderSvg(const Drawer& drawer, PageSize size,
     return absl::ResourceExhaustedError(
         absl::StrCat(drawer.what, ": cannot draw the picture: out of memory"));
   }
-  plsdev("svg");
-  plsfile(memory);
-  plspage(0, 0, size.width_pt, size.height_pt, 0, 0);
+  Pl().plsdev("svg");
+  Pl().plsfile(memory);
+  Pl().plspage(0, 0, size.width_pt, size.height_pt, 0, 0);
   InstallPalette();
-  plinit();
-  pladv(0);
+  Pl().plinit();
+  Pl().pladv(0);
   draw();
   // The svg driver closes the stream at plend, which settles bytes/length.
-  plend();
+  Pl().plend();
   std::string svg(bytes != nullptr ? bytes : "", length);
   std::free(bytes);
   if (!drawing.first_error.empty()) {

@@ -1,6 +1,5 @@
 // The pictures as documents: a whole SVG, the series and marks named in its
 // text, bounded size, PLplot's complaints turned into errors, atomic files.
-#include <plplot.h>
 #include <sys/stat.h>
 
 #include <cmath>
@@ -13,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "lib/plot/bandwidth_plot.h"
 #include "lib/plot/latency_plot.h"
+#include "lib/plot/plplot_library.h"
 #include "lib/plot/svg_render.h"
 #include "tests/support/svg_text.h"
 #include "tests/support/tool_runner.h"
@@ -131,7 +131,7 @@ TEST(RenderSvg, PlplotComplaintsBecomeAnErrorAndStayOffStdio) {
   ::testing::internal::CaptureStdout();
   ::testing::internal::CaptureStderr();
   auto svg = RenderSvg(kDrawer, PageSize{}, [] {
-    plcol0(999);  // no such color: PLplot refuses the call
+    Pl().plcol0(999);  // no such color: PLplot refuses the call
   });
   const std::string out = ::testing::internal::GetCapturedStdout();
   const std::string err = ::testing::internal::GetCapturedStderr();
