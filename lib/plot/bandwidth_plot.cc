@@ -1,6 +1,9 @@
 #include "lib/plot/bandwidth_plot.h"
 
+#include <algorithm>
+
 #include "lib/plot/axes.h"
+#include "lib/plot/plplot_library.h"
 #include "lib/plot/svg_render.h"
 
 namespace neuron::plot {
@@ -39,6 +42,11 @@ absl::StatusOr<std::string> RenderBandwidthSvg(const Drawer& drawer, std::string
       const SeriesStyle style = StyleFor(static_cast<int>(k), series[k].compared);
       DrawSeries(x, y_bw, xs, ys, style, true, true);
       legend.push_back({series[k].label, style});
+    }
+    if (!std::any_of(busbw.begin(), busbw.end(), [](double v) { return v > 0; })) {
+      // One rank (or point-to-point to itself) moves nothing over the bus.
+      Pl().plptex(x.Map(x.lo) + (x.Map(x.hi) - x.Map(x.lo)) / 2, y_bw.Map(y_bw.lo) + 0.5, 0, 0,
+                  0.5, "no bus traffic to show: busbw is 0");
     }
     DrawPanel(bottom, x, y_time, "message size", "time per iteration (us)",
               "time (lower is better)");

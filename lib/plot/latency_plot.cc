@@ -88,9 +88,9 @@ absl::StatusOr<std::string> RenderLatencySvg(const Drawer& drawer, std::string_v
       const std::vector<double> px = {s.p50_us, s.p90_us, s.p99_us};
       const std::vector<double> py(std::begin(kLevels), std::end(kLevels));
       DrawSeries(x, y, px, py, style, false, true);
-      legend.push_back({absl::StrFormat("%s: p50 %s us, p90 %s us, p99 %s us (%d runs)",
+      legend.push_back({absl::StrFormat("%s: p50 %s us, p90 %s us, p99 %s us (%d run%s)",
                                         s.label, Us(s.p50_us), Us(s.p90_us), Us(s.p99_us),
-                                        s.samples_us.size()),
+                                        s.samples_us.size(), s.samples_us.size() == 1 ? "" : "s"),
                         style});
     }
     DrawLegend(legend, Panel{0.05, 0.96, 0.005, legend_h});

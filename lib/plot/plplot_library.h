@@ -16,9 +16,9 @@ namespace neuron::plot {
 // The functions lib/plot calls, by their symbol names.
 #define NEURON_PLPLOT_FUNCTIONS(X)                                                              \
   X(c_pladv) X(c_plbox) X(c_plcol0) X(c_plend) X(c_plinit) X(c_pljoin) X(c_pllegend)          \
-  X(c_pllsty) X(c_plline) X(c_plmtex) X(c_plschr) X(c_plscmap0) X(c_plsdev) X(c_plspage)      \
-  X(c_plstring) X(c_plvpor) X(c_plwidth) X(c_plwind) X(plgDevs) X(plsabort) X(plsexit)        \
-  X(plsfile)
+  X(c_pllsty) X(c_plline) X(c_plmtex) X(c_plptex) X(c_plschr) X(c_plscmap0) X(c_plsdev)       \
+  X(c_plspage) X(c_plstring) X(c_plvpor) X(c_plwidth) X(c_plwind) X(plgDevs) X(plsabort)      \
+  X(plsexit) X(plsfile)
 
 struct PlplotLibrary {
 #define NEURON_PLPLOT_FIELD(name) decltype(&::name) name = nullptr;

@@ -548,9 +548,9 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
                          ComputeLatencyStats(r.samples_ns, r.wall_ns)});
       }
       const std::string title = absl::StrFormat(
-          "neuron-exec: %s%s, %d iterations per core (%d warmup)", model.name(),
+          "neuron-exec: %s%s, %d iteration%s per core (%d warmup)", model.name(),
           job.world > 1 ? absl::StrFormat(" (rank %d)", job.rank) : std::string(), iterations,
-          warmup);
+          iterations == 1 ? "" : "s", warmup);
       if (absl::Status s = WriteLatencyPlot(request.plot_path, title, cores); !s.ok()) {
         return Error(std::string(s.message()));
       }

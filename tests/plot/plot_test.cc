@@ -66,6 +66,7 @@ TEST(BandwidthPlot, ZeroBandwidthStillDraws) {
   ASSERT_TRUE(svg.ok()) << svg.status();
   EXPECT_TRUE(IsWholeSvg(*svg));
   EXPECT_NE(SvgVisibleText(*svg).find("solo"), std::string::npos);
+  EXPECT_NE(SvgVisibleText(*svg).find("no bus traffic"), std::string::npos);
 }
 
 TEST(LatencyPlot, MarksThePercentilesOfEachCore) {
