@@ -169,6 +169,21 @@ int ParseBenchFlags(int argc, char** argv, BenchFlags* flags) {
            "file"},
           {0, "json", Arg::kNone, "", "print the results as JSON instead of the table",
            [flags](std::string_view) { flags->json = true; return absl::OkStatus(); }},
+          {0, "plot", Arg::kRequired, "F.svg", "draw busbw and time against size as SVG",
+           [flags](std::string_view v) -> Status {
+             if (v.empty() || v == "-") return Invalid("expected a file name for the SVG");
+             flags->plot_file = std::string(v);
+             return absl::OkStatus();
+           },
+           "file"},
+          {0, "plot-compare", Arg::kRequired, "R.json",
+           "with --plot: draw an earlier report (written by\n"
+           "--report-to-json-file) beside it; repeatable",
+           [flags](std::string_view v) {
+             flags->plot_compare.emplace_back(v);
+             return absl::OkStatus();
+           },
+           "file"},
           {0, "show-algorithm", Arg::kNone, "", "add the algorithm column",
            [flags](std::string_view) { flags->show_algorithm = true; return absl::OkStatus(); }},
           {0, "algorithm", Arg::kRequired, "A", "across hosts: auto ring rdh hier (default auto)",
@@ -208,6 +223,10 @@ int ParseBenchFlags(int argc, char** argv, BenchFlags* flags) {
     if (!launcher_word[k]) flags->rank_args.push_back(args[k]);
   }
   if (have_f && have_i) return cli::UsageError(command, "-f and -i exclude each other");
+  if (!flags->plot_compare.empty() && flags->plot_file.empty()) {
+    return cli::UsageError(command,
+                           "--plot-compare draws beside this run's picture: give --plot FILE.svg too");
+  }
   if (flags->min_bytes > flags->max_bytes) {
     return cli::UsageError(command, absl::StrCat("-b ", flags->min_bytes, " is more than -e ",
                                                  flags->max_bytes));

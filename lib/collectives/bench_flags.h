@@ -31,6 +31,10 @@ struct BenchFlags {
   std::vector<std::string> stats;  // avg, p50, ... (empty: avg and p50)
   std::string json_file;
   bool json = false;
+  // --plot: bus bandwidth and time against size as an SVG picture;
+  // --plot-compare (repeatable): earlier reports drawn beside this run.
+  std::string plot_file;
+  std::vector<std::string> plot_compare;
   bool show_algorithm = false;
   bool quiet = false;  // --quiet: no progress line
   // The algorithm of groups that span hosts (CommOptions::algorithm).

@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/collectives/bench_plot.h"
 #include "lib/support/cli.h"
 #include "lib/support/npy.h"
 #include "lib/support/parse.h"
@@ -429,6 +430,15 @@ int RunBenchRank(Communicator& comm, const BenchFlags& given, const RunEnv& env)
                                        comm.TransportName(), net);
   if (!f.json_file.empty()) {
     if (absl::Status s = WriteFileAtomically(f.json_file, json); !s.ok()) {
+      PrintError(kTool, std::string(s.message()));
+      return kExitFailure;
+    }
+  }
+  if (!f.plot_file.empty()) {
+    // The picture draws what the report says, read back as any report is.
+    absl::StatusOr<BenchReport> run = ParseBenchReport(json);
+    absl::Status s = run.ok() ? WriteBenchPlot(f.plot_file, *run, env.compared) : run.status();
+    if (!s.ok()) {
       PrintError(kTool, std::string(s.message()));
       return kExitFailure;
     }

@@ -3,7 +3,10 @@
 #ifndef NEURON_LIB_COLLECTIVES_BENCH_RUN_H_
 #define NEURON_LIB_COLLECTIVES_BENCH_RUN_H_
 
+#include <vector>
+
 #include "lib/collectives/bench_flags.h"
+#include "lib/collectives/bench_report.h"
 #include "lib/collectives/communicator.h"
 
 namespace neuron::collectives {
@@ -11,6 +14,9 @@ namespace neuron::collectives {
 struct RunEnv {
   bool execution_barrier = true;  // NEURON_RT_DISABLE_EXECUTION_BARRIER unset
   bool inject_error = false;      // NEURON_ALLREDUCE_INJECT_ERROR (tests)
+  // The --plot-compare reports, read before the ranks start (so a bad one
+  // fails at once, not after the sweep); rank 0 draws them.
+  std::vector<ComparedReport> compared;
 };
 
 // Returns the exit status: 0, or 1 when a check failed or the run did.

@@ -108,6 +108,14 @@ int AllReduceToolMain(int argc, char** argv) {
   options.algorithm = flags.algorithm;
   RunEnv run_env;
   run_env.execution_barrier = !res.config.disable_execution_barrier;
+  for (const std::string& path : flags.plot_compare) {
+    absl::StatusOr<BenchReport> report = ReadBenchReport(path);
+    if (!report.ok()) {
+      PrintError(kTool, absl::StrCat("--plot-compare ", report.status().message()));
+      return kExitFailure;
+    }
+    run_env.compared.push_back({path, std::move(*report)});
+  }
   if (auto v = env("NEURON_ALLREDUCE_INJECT_ERROR")) run_env.inject_error = *v == "1";
   return RunGuarded(kTool, [&] {
     if (launch->has_value()) {

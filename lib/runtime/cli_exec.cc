@@ -25,6 +25,7 @@
 #include "lib/dump/files.h"
 #include "lib/program/dtype.h"
 #include "lib/runtime/cli_latency.h"
+#include "lib/runtime/cli_latency_plot.h"
 #include "lib/runtime/cli_npy.h"
 #include "lib/runtime/cli_random.h"
 #include "lib/runtime/cli_tensor_text.h"
@@ -521,6 +522,20 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
     absl::StrAppend(&text, absl::StrFormat("%d iterations (%d warmup) on %d core%s: %s\n",
                                            iterations, warmup, replicas.size(),
                                            replicas.size() == 1 ? "" : "s", StatsLine(total)));
+    if (!request.plot_path.empty()) {
+      std::vector<CoreLatencies> cores;
+      for (const Replica& r : replicas) {
+        cores.push_back({r.model->core_id(), &r.samples_ns,
+                         ComputeLatencyStats(r.samples_ns, r.wall_ns)});
+      }
+      const std::string title = absl::StrFormat(
+          "neuron-exec: %s%s, %d iteration%s per core (%d warmup)", model.name(),
+          job.world > 1 ? absl::StrFormat(" (rank %d)", job.rank) : std::string(), iterations,
+          iterations == 1 ? "" : "s", warmup);
+      if (absl::Status s = WriteLatencyPlot(request.plot_path, title, cores); !s.ok()) {
+        return Error(std::string(s.message()));
+      }
+    }
     json b = StatsJson(total);
     b["iterations"] = iterations;
     b["warmup"] = warmup;
@@ -565,6 +580,12 @@ ExecRequest ForRank(const ExecRequest& request, int rank, int world) {
     } else if (world > 1) {
       r.output_dir += "/rank" + k;
     }
+  }
+  // Each rank draws its own picture when the name has %r; else rank 0 alone.
+  if (r.plot_path.find("%r") != std::string::npos) {
+    subst(r.plot_path);
+  } else if (rank != 0) {
+    r.plot_path.clear();
   }
   r.seed = request.seed + static_cast<uint64_t>(rank);
   return r;

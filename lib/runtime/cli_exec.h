@@ -42,6 +42,8 @@ struct ExecRequest {
   int64_t iterations = 1;
   int64_t warmup = 0;
   bool json = false;
+  // --plot: the benchmark's latencies as an SVG picture ("" = none).
+  std::string plot_path;
   // -r N: run N ranks of one job on this host (forked), HLO collectives
   // across them. 0: one process, or the rank mpirun/srun/NEURON_RANK says.
   int ranks = 0;

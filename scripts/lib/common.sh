@@ -16,6 +16,7 @@ DEPS=(
   python3 python3-numpy
   openmpi-bin
   libfabric-dev iproute2 nftables
+  libplplot-dev chromium
 )
 
 ensure_deps() {

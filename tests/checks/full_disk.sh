@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# A full disk: every file the tools write appears whole or not at all. On a
-# 1 MiB tmpfs filled to the last block (in a private mount namespace, so the
-# mount goes away with this script even if it is killed), each tool fails
-# with exit 1 and one line naming the file, leaves no partial or temporary
-# file, and keeps what an earlier run wrote. Needs root (CI is); elsewhere
-# it skips with a NOTICE. Last line: "check: N passed, N failed".
+# A full disk: every file the tools write (pictures included) appears whole
+# or not at all. On a 1 MiB tmpfs filled to the last block (in a private
+# mount namespace, so the mount goes away with this script even if it is
+# killed), each tool fails with exit 1 and one line naming the file, leaves
+# no partial or temporary file, and keeps what an earlier run wrote. Needs
+# root (CI is); elsewhere it skips with a NOTICE.
+# Last line: "check: N passed, N failed".
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$ROOT/out}"
@@ -72,6 +73,10 @@ expect_full "neuron-exec -o on a full disk" "$disk/y.npy" -- \
   "$BUILD_DIR/neuron-exec" "$neff" --random-inputs -o "#0=$disk/y.npy"
 expect_full "neuron-allreduce --report-to-json-file on a full disk" "$disk/report.json" -- \
   "$BUILD_DIR/neuron-allreduce" -r 2 -b 64 -e 64 -n 2 -w 1 --report-to-json-file "$disk/report.json"
+expect_full "neuron-exec --plot on a full disk" "$disk/latency.svg" -- \
+  "$BUILD_DIR/neuron-exec" "$neff" --random-inputs -n 20 --plot "$disk/latency.svg"
+expect_full "neuron-allreduce --plot on a full disk" "$disk/allreduce.svg" -- \
+  "$BUILD_DIR/neuron-allreduce" -r 2 -b 64 -e 64 -n 2 -w 1 --plot "$disk/allreduce.svg"
 
 # With room again, the same runs write whole files.
 rm -f "$disk/fill" "$disk/fill2"

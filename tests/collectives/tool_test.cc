@@ -25,6 +25,7 @@
 #include "lib/collectives/host_launch.h"
 #include "nlohmann/json.hpp"
 #include "tests/collectives/rank_harness.h"
+#include "tests/support/svg_text.h"
 #include "tests/support/tool_runner.h"
 
 extern char** environ;
@@ -61,6 +62,8 @@ TEST(NeuronAllreduce, UsageErrors) {
       {"-r", "2", "-c", "sometimes"},
       {"-r", "2", "--frobnicate"},
       {"-r", "2", "-N", "2"},
+      {"-r", "2", "--plot-compare", "a.json"},
+      {"-r", "2", "--plot", "-"},
   };
   for (const auto& args : bad) {
     ToolResult r = RunTool(kTool, args);
@@ -156,6 +159,43 @@ TEST(NeuronAllreduce, JsonOutputs) {
                       "-b", "8", "-e", "8"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(Has(r.err, "/nonexistent/dir/x.json")) << r.err;
+}
+
+// --plot draws this run beside earlier reports; stdout keeps the table.
+TEST(NeuronAllreduce, PlotDrawsTheRunBesideEarlierReports) {
+  const std::string dir = neuron::testing::MakeTempDir();
+  const std::string before = dir + "/before.json", svg_path = dir + "/bw.svg";
+  ToolResult r = RunTool(kTool, {"-r", "2", "allr", "-b", "1kb", "-e", "16kb", "-f", "4", "-n",
+                                 "5", "--report-to-json-file", before});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunTool(kTool, {"-r", "2", "allr", "-b", "1kb", "-e", "16kb", "-f", "4", "-n", "5", "-d",
+                      "fp32", "--plot", svg_path, "--plot-compare", before});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("# allr: 2 rank(s)", 0), 0u) << r.out;
+  EXPECT_FALSE(Has(r.out, "<svg"));
+  EXPECT_EQ(r.err, "");
+  std::ifstream in(svg_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_TRUE(neuron::testing::IsWholeSvg(ss.str()));
+  const std::string text = neuron::testing::SvgVisibleText(ss.str());
+  EXPECT_TRUE(Has(text, "this run: allr fp32 sum, 2 ranks")) << text;
+  EXPECT_TRUE(Has(text, before + ": allr uint8 sum, 2 ranks")) << text;
+  EXPECT_TRUE(Has(text, "16 KiB")) << text;
+
+  // A report that is not one fails before the sweep, naming the file.
+  const std::string bad = dir + "/bad.json";
+  std::ofstream(bad) << "{\"op\":\"allr\"}";
+  r = RunTool(kTool, {"-r", "2", "-b", "1kb", "-e", "1kb", "--plot", dir + "/x.svg",
+                      "--plot-compare", bad});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(Has(r.err, "neuron-allreduce: error: --plot-compare '" + bad + "'")) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x.svg"));
+  r = RunTool(kTool, {"-r", "2", "-b", "1kb", "-e", "1kb", "--plot", dir + "/none/x.svg"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(Has(r.err, dir + "/none/x.svg")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 // Without -n each size runs enough iterations to be stable (a small size

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "lib/device/core_lock.h"
 #include "lib/runtime/cli_npy.h"
@@ -24,6 +25,7 @@
 #include "tests/device/core_holder.h"
 #include "tests/device/fast_temp_dir.h"
 #include "tests/runtime/test_neff.h"
+#include "tests/support/svg_text.h"
 #include "tests/support/tool_runner.h"
 
 namespace neuron::testing {
@@ -239,6 +241,57 @@ TEST_F(ExecToolTest, JsonIsOneDocument) {
   const json& lat = j["benchmark"]["latency_us"];
   EXPECT_LE(lat["min"].get<double>(), lat["p50"].get<double>());
   EXPECT_LE(lat["p50"].get<double>(), lat["max"].get<double>());
+}
+
+TEST_F(ExecToolTest, PlotDrawsEachCoresLatencyDistribution) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  const std::string svg_path = dir_ + "/latency.svg";
+  ToolResult r = Exec({neff, "--random-inputs", "--cores", "0-1", "-n", "50", "--json",
+                       "--plot", svg_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // stdout is still one JSON document: PLplot printed nothing there.
+  const json doc = json::parse(r.out);
+  std::ifstream in(svg_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string svg = ss.str();
+  EXPECT_TRUE(IsWholeSvg(svg)) << svg.substr(0, 200);
+  const std::string text = SvgVisibleText(svg);
+  for (const char* word : {"nc0:", "nc1:", "p50", "p90", "p99", "50 iterations per core"}) {
+    EXPECT_NE(text.find(word), std::string::npos) << word << " in:\n" << text;
+  }
+  // The legend's figures are the ones the tool reported for that core.
+  const json& nc1 = doc["benchmark"]["per_core"][1];
+  ASSERT_EQ(nc1["core"], 1);
+  const std::string p50 = absl::StrFormat("%.4g us", nc1["latency_us"]["p50"].get<double>());
+  EXPECT_NE(text.find("nc1: p50 " + p50), std::string::npos) << text;
+}
+
+TEST_F(ExecToolTest, PlotNeedsTheBenchmarkAndAWritablePath) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  ToolResult no_bench = Exec({neff, "--random-inputs", "--plot", dir_ + "/a.svg"});
+  EXPECT_EQ(no_bench.exit_code, 2);
+  EXPECT_NE(no_bench.err.find("--iterations"), std::string::npos) << no_bench.err;
+  EXPECT_EQ(Exec({neff, "--random-inputs", "-n", "3", "--plot", "-"}).exit_code, 2);
+  const std::string bad = dir_ + "/no-such-dir/a.svg";
+  ToolResult unwritable = Exec({neff, "--random-inputs", "-n", "3", "--plot", bad});
+  EXPECT_EQ(unwritable.exit_code, 1);
+  ExpectOneErrorLine(unwritable, "neuron-exec", bad);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/no-such-dir"));
+}
+
+// PLplot without its drivers would end the process with its own chatter.
+TEST_F(ExecToolTest, PlotWithoutPlplotDriversIsOneErrorLine) {
+  const std::string neff = WriteNeff(kAddHlo, "add.neff");
+  const std::string no_drivers = dir_ + "/no-drivers";
+  std::filesystem::create_directories(no_drivers);
+  options_.env["PLPLOT_DRV_DIR"] = no_drivers;
+  ToolResult r = Exec({neff, "--random-inputs", "-n", "3", "--plot", dir_ + "/a.svg"});
+  EXPECT_EQ(r.exit_code, 1);
+  ExpectOneErrorLine(r, "neuron-exec", "--plot '" + dir_ + "/a.svg': cannot draw the picture: PLplot");
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/a.svg"));
 }
 
 TEST_F(ExecToolTest, BenchmarkOnSeveralCoresReportsEachCore) {

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <complex>
+#include <fstream>
+#include <sstream>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -17,6 +19,7 @@
 #include "lib/runtime/cli_tensor_text.h"
 #include "tests/device/fast_temp_dir.h"
 #include "tests/runtime/test_neff.h"
+#include "tests/support/svg_text.h"
 #include "tests/support/tool_runner.h"
 
 namespace neuron::testing {
@@ -39,6 +42,13 @@ ENTRY main {
 )";
 
 constexpr int kRanks = 4;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 // host:port of a loopback port free right now, for rank 0 to listen on.
 std::string FreeLoopbackAddress() {
@@ -113,6 +123,23 @@ TEST_F(RanksTest, ForkedRanksRunCollectivesAcrossProcesses) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;  // rank 0 alone prints
   ExpectResults(kRanks);
+}
+
+// --plot: %r gives each rank a picture of its own; without it rank 0 draws.
+TEST_F(RanksTest, EachRankDrawsItsPictureWithPercentR) {
+  ToolResult r = RunTool("neuron-exec", {neff_, "-r", "2", "-i", "g=" + dir_ + "/g%r.npy", "-n",
+                                         "5", "--plot", dir_ + "/lat%r.svg"}, options_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int k = 0; k < 2; ++k) {
+    const std::string svg = ReadFile(dir_ + "/lat" + std::to_string(k) + ".svg");
+    EXPECT_TRUE(IsWholeSvg(svg)) << k;
+    EXPECT_NE(SvgVisibleText(svg).find("(rank " + std::to_string(k) + ")"), std::string::npos)
+        << SvgVisibleText(svg);
+  }
+  r = RunTool("neuron-exec", {neff_, "-r", "2", "-i", "g=" + dir_ + "/g%r.npy", "-n", "5",
+                              "--plot", dir_ + "/one.svg"}, options_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(SvgVisibleText(ReadFile(dir_ + "/one.svg")).find("(rank 0)"), std::string::npos);
 }
 
 TEST_F(RanksTest, RanksStartedOneByOneWithNeuronRank) {

@@ -114,6 +114,15 @@ int main(int argc, char** argv) {
           {'w', "warmup", Arg::kRequired, "W",
            "benchmark: untimed executions first (default:\na tenth of N, 1 to 10)",
            count(&request.warmup, false, true)},
+          {0, "plot", Arg::kRequired, "FILE.svg",
+           "benchmark: draw the latency distribution (CDF per\n"
+           "core, p50/p90/p99 marked)",
+           [&](std::string_view v) -> Status {
+             if (v.empty() || v == "-") return Invalid("expected a file name for the SVG");
+             request.plot_path = std::string(v);
+             return absl::OkStatus();
+           },
+           "file"},
           {'j', "json", Arg::kNone, "", "print one JSON document",
            [&](std::string_view) { request.json = true; return absl::OkStatus(); }},
           {'q', "quiet", Arg::kNone, "", "no progress line on stderr",
@@ -148,6 +157,10 @@ int main(int argc, char** argv) {
   neuron::cli::ParsedArgs parsed;
   if (int rc = neuron::cli::ParseCommandLine(command, argc, argv, &parsed); rc >= 0) return rc;
   request.neff_path = parsed.operands[0];
+  if (!request.plot_path.empty() && !request.benchmark) {
+    return neuron::cli::UsageError(command,
+                                   "--plot draws the benchmark's latencies: give --iterations N too");
+  }
   // The first executions carry one-off costs (first touch of memory, plan
   // caches): untimed by default, a tenth of the timed ones, 1 to 10.
   if (request.benchmark && !warmup_given) {
