@@ -8,13 +8,9 @@
 # and lost packets. Needs root; elsewhere it prints a NOTICE and counts
 # nothing. Last line: "check: N passed, N failed".
 set -uo pipefail
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-BUILD_DIR="${BUILD_DIR:-$ROOT/out}"
+source "$(dirname "$0")/lib/check.sh"
 # shellcheck source=tests/cluster/cluster.sh
 source "$ROOT/tests/cluster/cluster.sh"
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
 finish() { echo "check: $passed passed, $failed failed"; exit $((failed > 0)); }
 
 for tool in neuron-allreduce neuron-exec neuron-compile; do

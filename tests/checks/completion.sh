@@ -6,11 +6,7 @@
 # run (idempotent).
 # Last line: "check: N passed, N failed".
 set -uo pipefail
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-BUILD_DIR="${BUILD_DIR:-$ROOT/out}"
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+source "$(dirname "$0")/lib/check.sh"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/completion.XXXXXX")"
 trap 'rm -rf "$work"' EXIT

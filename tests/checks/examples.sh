@@ -8,11 +8,9 @@
 # hosts, an S3 store) are listed as skipped.
 # Last line: "check: N passed, N failed".
 set -uo pipefail
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-BUILD_DIR="$(cd "${BUILD_DIR:-$ROOT/out}" && pwd)"
-passed=0 failed=0 skipped=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+source "$(dirname "$0")/lib/check.sh"
+BUILD_DIR="$(cd "$BUILD_DIR" && pwd)"  # the examples run in other folders
+skipped=0
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/examples.XXXXXX")"
 trap 'rm -rf "$work"' EXIT

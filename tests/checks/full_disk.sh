@@ -7,11 +7,7 @@
 # root (CI is); elsewhere it skips with a NOTICE.
 # Last line: "check: N passed, N failed".
 set -uo pipefail
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-BUILD_DIR="${BUILD_DIR:-$ROOT/out}"
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+source "$(dirname "$0")/lib/check.sh"
 skip() {
   echo "NOTICE: full-disk checks skipped: $*"
   echo "check: 0 passed, 0 failed"

@@ -6,11 +6,7 @@
 # table has, are left out of the comparison.
 # Last line: "check: N passed, N failed".
 set -uo pipefail
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-BUILD_DIR="${BUILD_DIR:-$ROOT/out}"
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+source "$(dirname "$0")/lib/check.sh"
 
 builtins='^(-h|--help|--version|-V)$'
 

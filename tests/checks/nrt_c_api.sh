@@ -7,13 +7,9 @@
 # dependencies; the headers from C++; and the README's example program.
 # Last line: "check: N passed, N failed".
 set -uo pipefail
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-BUILD_DIR="${BUILD_DIR:-$ROOT/out}"
+source "$(dirname "$0")/lib/check.sh"
 CC="${CC:-cc}"
 CXX="${CXX:-c++}"
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
 
 if [ ! -f "$BUILD_DIR/libnrt.so.1" ]; then
   echo "NOTICE: $BUILD_DIR/libnrt.so.1 not built; libnrt checks skipped"

@@ -7,11 +7,7 @@
 # present. Without chromium the rendering checks skip with a NOTICE.
 # Last line: "check: N passed, N failed".
 set -uo pipefail
-ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-BUILD_DIR="${BUILD_DIR:-$ROOT/out}"
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+source "$(dirname "$0")/lib/check.sh"
 finish() { echo "check: $passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/plots.XXXXXX")"
