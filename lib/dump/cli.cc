@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "lib/support/atomic_file.h"
 #include "lib/dump/aws_credentials.h"
+#include "lib/dump/curl_library.h"
 #include "lib/dump/files.h"
 #include "lib/dump/handoff.h"
 #include "lib/dump/identity.h"
@@ -70,6 +71,9 @@ int RunUpload(const UploadRequest& r) {
   const GetEnv env = ProcessGetEnv();
   absl::StatusOr<AwsCredentials> creds = LoadCredentials(env);
   if (!creds.ok()) return Fail(std::string(creds.status().message()));
+  // libcurl is opened here, not at start; without it nothing is sent.
+  if (absl::StatusOr<const CurlLibrary*> curl = LoadCurl(); !curl.ok())
+    return Fail(std::string(curl.status().message()));
   S3Options options;
   options.endpoint_url = r.endpoint_url.empty() ? EndpointFromEnv(env) : r.endpoint_url;
   options.region = ResolveRegion(env, r.region);

@@ -1,7 +1,5 @@
 #include "lib/dump/s3_client.h"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <random>
 #include <thread>
@@ -12,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "lib/dump/curl_library.h"
 #include "lib/dump/sigv4.h"
 
 namespace neuron::dump {
@@ -81,10 +80,6 @@ std::string Unquote(std::string etag) {
   return etag;
 }
 
-struct CurlGlobal {
-  CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
-};
-
 }  // namespace
 
 std::string XmlValue(std::string_view xml, std::string_view tag) {
@@ -116,15 +111,15 @@ absl::StatusOr<S3Location> ParseS3Uri(std::string_view text) {
 }
 
 S3Client::S3Client(AwsCredentials credentials, S3Options options)
-    : credentials_(std::move(credentials)), options_(std::move(options)) {
-  static CurlGlobal global;
-  (void)global;
-}
+    : credentials_(std::move(credentials)), options_(std::move(options)) {}
 
 absl::StatusOr<S3Client::Response> S3Client::Send(
     const std::string& method, const S3Location& at,
     const std::vector<std::pair<std::string, std::string>>& query, std::string_view body,
     const ProgressFn& progress, bool content_md5) {
+  absl::StatusOr<const CurlLibrary*> loaded = LoadCurl();
+  if (!loaded.ok()) return loaded.status();
+  const CurlLibrary& api = **loaded;
   // Where the request goes and what path is signed.
   std::string base, host, path;
   const std::string key_path = UriEncode(at.key, /*keep_slash=*/true);
@@ -172,52 +167,52 @@ absl::StatusOr<S3Client::Response> S3Client::Send(
     sr.time = absl::Now();
     const std::string authorization = Sign(&sr, credentials_);
 
-    CURL* curl = curl_easy_init();
+    CURL* curl = api.curl_easy_init();
     if (curl == nullptr) return absl::InternalError("cannot initialise libcurl");
     curl_slist* headers = nullptr;
     for (const auto& [name, value] : sr.headers) {
       if (name == "host") continue;  // curl sends it from the URL
-      headers = curl_slist_append(headers, absl::StrCat(name, ": ", value).c_str());
+      headers = api.curl_slist_append(headers, absl::StrCat(name, ": ", value).c_str());
     }
-    headers = curl_slist_append(headers, absl::StrCat("Authorization: ", authorization).c_str());
-    headers = curl_slist_append(headers, "Expect:");
+    headers = api.curl_slist_append(headers, absl::StrCat("Authorization: ", authorization).c_str());
+    headers = api.curl_slist_append(headers, "Expect:");
     Upload upload{body, 0};
     Response resp;
     ProgressCtx pctx{&progress};
-    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, options_.connect_timeout_s);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, options_.stall_timeout_s);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &resp.body);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, WriteHeader);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &resp.headers);
+    api.curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    api.curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    api.curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, options_.connect_timeout_s);
+    api.curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    api.curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, options_.stall_timeout_s);
+    api.curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
+    api.curl_easy_setopt(curl, CURLOPT_WRITEDATA, &resp.body);
+    api.curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, WriteHeader);
+    api.curl_easy_setopt(curl, CURLOPT_HEADERDATA, &resp.headers);
     if (method == "PUT") {
-      curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-      curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
-      curl_easy_setopt(curl, CURLOPT_READDATA, &upload);
-      curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(body.size()));
-      curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-      curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
-      curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &pctx);
+      api.curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+      api.curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
+      api.curl_easy_setopt(curl, CURLOPT_READDATA, &upload);
+      api.curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(body.size()));
+      api.curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+      api.curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
+      api.curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &pctx);
     } else if (method == "POST") {
-      curl_easy_setopt(curl, CURLOPT_POST, 1L);
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+      api.curl_easy_setopt(curl, CURLOPT_POST, 1L);
+      api.curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+      api.curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
     } else if (method == "HEAD") {
-      curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+      api.curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
     } else if (method != "GET") {
-      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+      api.curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
     }
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-    const CURLcode rc = curl_easy_perform(curl);
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp.status);
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(curl);
+    api.curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    const CURLcode rc = api.curl_easy_perform(curl);
+    api.curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp.status);
+    api.curl_slist_free_all(headers);
+    api.curl_easy_cleanup(curl);
 
     if (rc != CURLE_OK) {
-      last_error = absl::StrCat(where, ": ", curl_easy_strerror(rc));
+      last_error = absl::StrCat(where, ": ", api.curl_easy_strerror(rc));
       if (!RetryableCurl(rc)) return absl::UnavailableError(last_error);
       continue;
     }

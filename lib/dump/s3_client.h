@@ -1,7 +1,8 @@
-// A small S3 client over libcurl with hand-made SigV4: put, multipart
-// upload, head, get. Path-style URLs against --endpoint-url (S3-compatible
-// stores), virtual-hosted ones against AWS. Every request is re-signed and
-// retried with exponential backoff on network errors, 5xx, 429 and
+// A small S3 client over libcurl (opened on the first request,
+// curl_library.h) with hand-made SigV4: put, multipart upload, head, get.
+// Path-style URLs against --endpoint-url (S3-compatible stores),
+// virtual-hosted ones against AWS. Every request is re-signed and retried
+// with exponential backoff on network errors, 5xx, 429 and
 // RequestTimeout/BadDigest; other refusals fail at once with S3's code and
 // message. Bodies carry Content-MD5, so a corrupted body is rejected.
 #ifndef NEURON_LIB_DUMP_S3_CLIENT_H_

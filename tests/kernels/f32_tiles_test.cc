@@ -108,6 +108,14 @@ void ExpectSame(const std::vector<float>& got, const std::vector<float>& want,
   }
 }
 
+// lib/kernels asks cpuid itself (so no tool links libgcc's start-up CPU
+// probe); the test binary may, and both must give the same answer.
+TEST(F32TilesAvailable, AgreesWithTheCompilersCpuProbe) {
+  const bool gcc = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+  EXPECT_EQ(F32TilesAvailable(), gcc);
+}
+
 class F32TilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
