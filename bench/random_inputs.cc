@@ -44,9 +44,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "random_inputs: BYTES and ROUNDS must be positive\n");
     return 2;
   }
-  for (ElementType type : {ElementType::kF32, ElementType::kF64, ElementType::kBF16,
-                           ElementType::kF16, ElementType::kF8E4M3FN, ElementType::kF8E5M2,
-                           ElementType::kS32}) {
+  for (ElementType type :
+       {ElementType::kF32, ElementType::kF64, ElementType::kBF16, ElementType::kF16,
+        ElementType::kF8E4M3FN, ElementType::kF8E5M2, ElementType::kS32}) {
     std::printf("%s %.6f\n", std::string(neuron::hlo::ElementTypeName(type)).c_str(),
                 BestSeconds(type, bytes, rounds));
     std::fflush(stdout);

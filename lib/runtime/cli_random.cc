@@ -86,8 +86,8 @@ void ForEachChunk(uint64_t seed, uint64_t stream, int64_t total, Fn fn) {
     const int64_t stop = std::min(total, start + RandomWords::kBlockWords);
     for (int64_t w = start; w < stop; w += kChunkWords) {
       const int64_t count = std::min(kChunkWords, stop - w);
-      gen.Fill(words, (count + RandomWords::kLanes - 1) / RandomWords::kLanes *
-                          RandomWords::kLanes);
+      gen.Fill(words,
+               (count + RandomWords::kLanes - 1) / RandomWords::kLanes * RandomWords::kLanes);
       fn(w, words, count);
     }
   }
@@ -115,7 +115,9 @@ hlo::Literal RandomTensors::Next(const hlo::Shape& shape) {
           double v = unit[i];
           // e8m0fnu has neither sign nor zero: it holds the magnitude, and
           // a zero draw as its smallest value, so it never becomes NaN.
-          if (type == hlo::ElementType::kF8E8M0FNU) v = v == 0 ? std::ldexp(1.0, -127) : std::fabs(v);
+          if (type == hlo::ElementType::kF8E8M0FNU) {
+            v = v == 0 ? std::ldexp(1.0, -127) : std::fabs(v);
+          }
           value.SetDouble(first + i, v);
         } else {
           value.SetInt(first + i, ((words[i] >> 16) * 10) >> 16);  // as WordsToDigits

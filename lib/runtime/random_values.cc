@@ -13,17 +13,18 @@ using U32x8 = uint32_t __attribute__((vector_size(32)));
 using I32x8 = int32_t __attribute__((vector_size(32)));
 using F32x8 = float __attribute__((vector_size(32)));
 
-// Runs fn over n elements 8 at a time; the last partial group goes through
-// a padded copy, so every element takes the same vector code.
+// Runs fn over n elements 8 at a time (one In each, out_per Outs each); the
+// last partial group goes through a padded copy, so every element takes the
+// same vector code.
 template <typename In, typename Out, typename Fn>
-void ForEach8(const In* in, Out* out, int64_t n, int in_per, int out_per, Fn fn) {
+void ForEach8(const In* in, Out* out, int64_t n, int out_per, Fn fn) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) fn(in + i * in_per, out + i * out_per);
+  for (; i + 8 <= n; i += 8) fn(in + i, out + i * out_per);
   if (i == n) return;
-  In in_pad[8 * 2] = {};
+  In in_pad[8] = {};
   Out out_pad[8 * 8];
   const int64_t rest = n - i;
-  std::memcpy(in_pad, in + i * in_per, rest * in_per * sizeof(In));
+  std::memcpy(in_pad, in + i, rest * sizeof(In));
   fn(in_pad, out_pad);
   std::memcpy(out + i * out_per, out_pad, rest * out_per * sizeof(Out));
 }
@@ -47,8 +48,7 @@ void StoreNarrow16(void* p, U32x8 v) {
 void StoreNarrow8(void* p, U32x8 v) {
 #if defined(__AVX2__)
   const __m256i x = reinterpret_cast<__m256i>(v);
-  const __m128i words =
-      _mm_packus_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
+  const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
   _mm_storel_epi64(static_cast<__m128i*>(p), _mm_packus_epi16(words, words));
 #else
   for (int i = 0; i < 8; ++i) static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v[i]);
@@ -84,7 +84,8 @@ U32x8 RoundBits(U32x8 b) {
     const U32x8 sign = (b >> 31) << (EBITS + MBITS);
     const U32x8 normal =
         (a + static_cast<uint32_t>(((1u << (kShift - 1)) - 1) - ((127u - BIAS) << 23)) +
-         ((a >> kShift) & 1u)) >> kShift;
+         ((a >> kShift) & 1u)) >>
+        kShift;
     // 2^(23 + 1 - BIAS - MBITS) has the smallest subnormal as its ulp.
     constexpr uint32_t kMagicBits = (127u + 24 - BIAS - MBITS) << 23;
     F32x8 magnitude, magic;
@@ -112,7 +113,7 @@ U32x8 UnitF32Bits(U32x8 word) {
 
 template <int EBITS, int MBITS, int BIAS, typename Out, bool kFromWords>
 void RoundAll(const void* in, Out* out, int64_t n) {
-  ForEach8(static_cast<const uint32_t*>(in), out, n, 1, 1, [](const uint32_t* src, Out* dst) {
+  ForEach8(static_cast<const uint32_t*>(in), out, n, 1, [](const uint32_t* src, Out* dst) {
     U32x8 b = Load<U32x8>(src);
     if constexpr (kFromWords) b = UnitF32Bits(b);
     const U32x8 r = RoundBits<EBITS, MBITS, BIAS>(b);
@@ -147,14 +148,14 @@ void RoundUnit(hlo::ElementType type, const void* in, void* out, int64_t n) {
 }  // namespace
 
 void WordsToUnitF32(const uint32_t* words, float* out, int64_t n) {
-  ForEach8(words, out, n, 1, 1, [](const uint32_t* src, float* dst) {
-    Store(dst, UnitF32Bits(Load<U32x8>(src)));
-  });
+  ForEach8(words, out, n, 1,
+           [](const uint32_t* src, float* dst) { Store(dst, UnitF32Bits(Load<U32x8>(src))); });
 }
 
 void WordsToUnitF64(const uint32_t* words, double* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    const uint64_t bits = (uint64_t{words[2 * i] >> 5} << 37) | (uint64_t{words[2 * i + 1] >> 6} << 11);
+    const uint64_t bits =
+        (uint64_t{words[2 * i] >> 5} << 37) | (uint64_t{words[2 * i + 1] >> 6} << 11);
     out[i] = static_cast<double>(static_cast<int64_t>(bits) >> 11) * 0x1p-52;
   }
 }
@@ -164,17 +165,13 @@ void WordsToDigits(const uint32_t* words, void* out, int bytes, int64_t n) {
   uint8_t* o = static_cast<uint8_t*>(out);
   switch (bytes) {
     case 1:
-      ForEach8(words, o, n, 1, 1, [&](const uint32_t* s, uint8_t* d) {
-        StoreNarrow8(d, digits(s));
-      });
+      ForEach8(words, o, n, 1, [&](const uint32_t* s, uint8_t* d) { StoreNarrow8(d, digits(s)); });
       return;
     case 2:
-      ForEach8(words, o, n, 1, 2, [&](const uint32_t* s, uint8_t* d) {
-        StoreNarrow16(d, digits(s));
-      });
+      ForEach8(words, o, n, 2, [&](const uint32_t* s, uint8_t* d) { StoreNarrow16(d, digits(s)); });
       return;
     case 4:
-      ForEach8(words, o, n, 1, 4, [&](const uint32_t* s, uint8_t* d) { Store(d, digits(s)); });
+      ForEach8(words, o, n, 4, [&](const uint32_t* s, uint8_t* d) { Store(d, digits(s)); });
       return;
     default:
       for (int64_t i = 0; i < n; ++i) {
@@ -185,9 +182,8 @@ void WordsToDigits(const uint32_t* words, void* out, int bytes, int64_t n) {
 }
 
 void WordsToBits(const uint32_t* words, uint8_t* out, int64_t n) {
-  ForEach8(words, out, n, 1, 1, [](const uint32_t* s, uint8_t* d) {
-    StoreNarrow8(d, Load<U32x8>(s) >> 31);
-  });
+  ForEach8(words, out, n, 1,
+           [](const uint32_t* s, uint8_t* d) { StoreNarrow8(d, Load<U32x8>(s) >> 31); });
 }
 
 bool HasFastUnitRounding(hlo::ElementType type) {

@@ -24,15 +24,15 @@ const ElementType kFastNarrow[] = {ElementType::kBF16, ElementType::kF16, Elemen
 
 // Every element type --random-inputs can fill.
 std::vector<ElementType> AllArrayTypes() {
-  return {ElementType::kPred,      ElementType::kS4,          ElementType::kS8,
-          ElementType::kS16,       ElementType::kS32,         ElementType::kS64,
-          ElementType::kU4,        ElementType::kU8,          ElementType::kU16,
-          ElementType::kU32,       ElementType::kU64,         ElementType::kF16,
-          ElementType::kF32,       ElementType::kBF16,        ElementType::kF64,
-          ElementType::kF8E5M2,    ElementType::kF8E4M3,      ElementType::kF8E4M3FN,
-          ElementType::kF8E4M3B11FNUZ, ElementType::kF8E3M4,  ElementType::kF8E5M2FNUZ,
-          ElementType::kF8E4M3FNUZ, ElementType::kF4E2M1FN,   ElementType::kF8E8M0FNU,
-          ElementType::kF6E3M2FN,  ElementType::kF6E2M3FN,    ElementType::kC64,
+  return {ElementType::kPred,     ElementType::kS4,          ElementType::kS8,
+          ElementType::kS16,      ElementType::kS32,         ElementType::kS64,
+          ElementType::kU4,       ElementType::kU8,          ElementType::kU16,
+          ElementType::kU32,      ElementType::kU64,         ElementType::kF16,
+          ElementType::kF32,      ElementType::kBF16,        ElementType::kF64,
+          ElementType::kF8E5M2,   ElementType::kF8E4M3,      ElementType::kF8E4M3FN,
+          ElementType::kF8E3M4,   ElementType::kF8E5M2FNUZ,  ElementType::kF8E4M3FNUZ,
+          ElementType::kF4E2M1FN, ElementType::kF8E8M0FNU,   ElementType::kF6E3M2FN,
+          ElementType::kF6E2M3FN, ElementType::kF8E4M3B11FNUZ, ElementType::kC64,
           ElementType::kC128};
 }
 
