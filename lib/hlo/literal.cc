@@ -21,6 +21,14 @@ Literal Literal::Zeros(const Shape& shape) {
   return lit;
 }
 
+Literal Literal::FromData(const Shape& shape, std::vector<uint8_t> data) {
+  Literal lit;
+  lit.shape_ = shape;
+  lit.data_ = std::move(data);
+  lit.data_.resize(static_cast<size_t>(shape.ElementCount().value_or(0)) * StorageBytes(shape.type));
+  return lit;
+}
+
 Literal Literal::MakeTuple(std::vector<Literal> elements) {
   Literal lit;
   std::vector<Shape> shapes;

@@ -20,6 +20,10 @@ class Literal {
   // A zero-filled literal of an array shape (no layout needed).
   static Literal Zeros(const Shape& shape);
   static Literal MakeTuple(std::vector<Literal> elements);
+  // A literal of an array shape holding `data` (StorageBytes(type) bytes an
+  // element, row-major), for a producer that writes every byte itself and
+  // so need not have them zeroed first; a short `data` is zero-padded.
+  static Literal FromData(const Shape& shape, std::vector<uint8_t> data);
   // A literal whose values were left out by the printer (`{...}`).
   static Literal Elided(const Shape& shape);
 

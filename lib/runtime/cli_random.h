@@ -1,11 +1,18 @@
-// neuron-exec --random-inputs: tensors drawn like the oracle draws them
+// neuron-exec --random-inputs: tensors drawn with the oracle's distribution
 // (floats uniform in [-1, 1] rounded to the type, integers in [0, 10), pred
 // 0 or 1), from a seed, parameter by parameter, so a run is reproducible.
+//
+// Parameter k (the k-th Next, counting tuple leaves) reads its own stream
+// (seed, k) of lib/runtime/random_words, one word per element (two for f64,
+// two and four for c64 and c128): f32 is the word's top 24 bits over 2^23,
+// and every narrower float is that f32 rounded to nearest even, so a bf16
+// input holds exactly the rounding of the f32 input the same seed gives.
+// One thread draws (a fresh buffer's page faults, not the arithmetic, bound
+// the speed); the stream's blocks would let several draw the same values.
 #ifndef NEURON_LIB_RUNTIME_CLI_RANDOM_H_
 #define NEURON_LIB_RUNTIME_CLI_RANDOM_H_
 
 #include <cstdint>
-#include <random>
 
 #include "lib/hlo/literal.h"
 
@@ -13,11 +20,12 @@ namespace neuron::runtime {
 
 class RandomTensors {
  public:
-  explicit RandomTensors(uint64_t seed) : engine_(seed) {}
+  explicit RandomTensors(uint64_t seed) : seed_(seed) {}
   hlo::Literal Next(const hlo::Shape& shape);
 
  private:
-  std::mt19937_64 engine_;
+  uint64_t seed_;
+  uint64_t next_stream_ = 0;
 };
 
 }  // namespace neuron::runtime
