@@ -2,8 +2,10 @@
 # A 10-op elementwise chain (tanh-GELU, then scale and bias) over 64 MiB of
 # fp32: neuron-exec next to numpy doing the same ops, and its bandwidth
 # (64 MiB read + 64 MiB written per execution) next to the STREAM triad
-# measured here on 2 threads. Goals: at least 3x numpy's speed; at least
-# 0.6x the triad's bandwidth. Best of the runs for every figure.
+# measured here on 2 threads, built as STREAM is for its best figure (-O3
+# -march=native -fopenmp, bench/peers/stream_triad.cc). Goals: at least 3x
+# numpy's speed; at least 0.9x the triad's bandwidth (issue 16). Best of the
+# runs for every figure.
 # Usage: bench/exec_elementwise.sh [RUNS]   (default 20)
 set -euo pipefail
 source "$(dirname "$0")/bench_common.sh"
@@ -67,6 +69,6 @@ ours_gbs=$(awk -v us="$ours" -v n="$n" 'BEGIN { printf "%.2f", 8 * n / (us * 1e-
 printf '%-36s %12s %10s\n' "GELU chain, 64 MiB fp32" "us/exec" "GB/s"
 printf '%-36s %12s %10s\n' "neuron-exec (ours)" "$ours" "$ours_gbs"
 printf '%-36s %12s\n' "numpy (same ops)" "$numpy"
-printf '%-36s %12s %10s\n' "STREAM triad, 2 threads" "" "$triad"
+printf '%-36s %12s %10s\n' "STREAM triad (-O3 native OpenMP), 2 thr" "" "$triad"
 echo "numpy/ours: $(ratio "$numpy" "$ours")x faster (goal >= 3.00: $(verdict "$numpy >= 3 * $ours"))"
-echo "ours/triad bandwidth: $(ratio "$ours_gbs" "$triad")x (goal >= 0.60: $(verdict "$ours_gbs >= 0.6 * $triad"))"
+echo "ours/triad bandwidth: $(ratio "$ours_gbs" "$triad")x (goal >= 0.90: $(verdict "$ours_gbs >= 0.9 * $triad"))"
