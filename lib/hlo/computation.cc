@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 
 namespace neuron::hlo {
@@ -49,6 +50,28 @@ absl::Status Computation::RemoveInstruction(Instruction* instruction) {
   }
   instructions_.erase(it);
   return absl::OkStatus();
+}
+
+void Computation::RetainInstructions(const std::vector<Instruction*>& keep) {
+  absl::flat_hash_set<const Instruction*> kept(keep.begin(), keep.end());
+  // Release the kept ones; the others are destroyed with the old vector.
+  for (auto& p : instructions_) {
+    if (kept.contains(p.get())) (void)p.release();
+  }
+  std::vector<std::unique_ptr<Instruction>> old = std::move(instructions_);
+  instructions_.clear();
+  instructions_.reserve(keep.size());
+  parameters_.clear();
+  for (Instruction* inst : keep) inst->users_.clear();
+  for (Instruction* inst : keep) {
+    // Each instruction's users entries are pushed together, so a repeated
+    // operand shows up as the last user: the same dedup AddOperand does.
+    for (Instruction* o : inst->operands_) {
+      if (o->users_.empty() || o->users_.back() != inst) o->users_.push_back(inst);
+    }
+    AddInstruction(std::unique_ptr<Instruction>(inst));
+  }
+  old.clear();
 }
 
 std::vector<Instruction*> Computation::instructions() const {

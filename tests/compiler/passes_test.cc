@@ -19,7 +19,7 @@ using hlo::Opcode;
 bool RunPass(Pass& pass, std::unique_ptr<hlo::Module>& m) {
   auto changed = pass.Run(*m);
   EXPECT_TRUE(changed.ok()) << changed.status();
-  if (changed.ok() && *changed) m = CompactModule(*m);
+  if (changed.ok() && *changed) CompactModule(*m);
   absl::Status v = hlo::Verify(*m);
   EXPECT_TRUE(v.ok()) << pass.Name() << " left an invalid module: " << v;
   return changed.ok() && *changed;
