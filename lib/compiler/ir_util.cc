@@ -17,10 +17,13 @@ NameUniquer::NameUniquer(const hlo::Module& module) {
 }
 
 std::string NameUniquer::Get(std::string_view base) {
-  std::string b(base);
   // Resume counting where this base left off: probing from 1 every time
   // would make naming quadratic in the number of fusions.
-  int64_t& n = next_[b];
+  // Debian's Abseil has its own string_view type.
+  const absl::string_view b(base.data(), base.size());
+  auto it = next_.find(b);
+  if (it == next_.end()) it = next_.emplace(std::string(base), 0).first;
+  int64_t& n = it->second;
   for (;;) {
     std::string candidate = absl::StrCat(b, ".", ++n);
     if (used_.insert(candidate).second) return candidate;

@@ -10,6 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "lib/hlo/module.h"
 
 namespace neuron::compiler {
@@ -21,8 +23,10 @@ class NameUniquer {
   std::string Get(std::string_view base);
 
  private:
-  std::unordered_set<std::string> used_;
-  std::unordered_map<std::string, int64_t> next_;
+  // Flat tables: fusion asks for a name per cloned instruction, and
+  // node-based ones made naming the larger part of that pass.
+  absl::flat_hash_set<std::string> used_;
+  absl::flat_hash_map<std::string, int64_t> next_;
 };
 
 // Adds a new instruction with operands to `comp`.
