@@ -1,5 +1,6 @@
 #include "lib/compiler/ir_util.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "lib/kernels/support.h"
 
@@ -16,10 +17,13 @@ NameUniquer::NameUniquer(const hlo::Module& module) {
 }
 
 std::string NameUniquer::Get(std::string_view base) {
-  std::string b(base);
   // Resume counting where this base left off: probing from 1 every time
   // would make naming quadratic in the number of fusions.
-  int64_t& n = next_[b];
+  // Debian's Abseil has its own string_view type.
+  const absl::string_view b(base.data(), base.size());
+  auto it = next_.find(b);
+  if (it == next_.end()) it = next_.emplace(std::string(base), 0).first;
+  int64_t& n = it->second;
   for (;;) {
     std::string candidate = absl::StrCat(b, ".", ++n);
     if (used_.insert(candidate).second) return candidate;
@@ -114,11 +118,8 @@ size_t RemoveDeadInstructions(hlo::Computation* comp) {
   return removed;
 }
 
-std::unique_ptr<hlo::Module> CompactModule(const hlo::Module& module) {
-  auto out = std::make_unique<hlo::Module>(module.name());
-  out->config() = module.config();
-  std::unordered_map<const hlo::Computation*, hlo::Computation*> comp_map;
-  // Computations reachable from the entry, callees first.
+void CompactModule(hlo::Module& module) {
+  // Computations reachable from the entry.
   std::unordered_set<const hlo::Computation*> reachable;
   std::vector<const hlo::Computation*> stack = {module.entry()};
   while (!stack.empty()) {
@@ -129,16 +130,13 @@ std::unique_ptr<hlo::Module> CompactModule(const hlo::Module& module) {
       for (const hlo::Computation* callee : inst->called_computations()) stack.push_back(callee);
     }
   }
-  for (const hlo::Computation* c : module.PostOrder()) {
+  std::vector<hlo::Computation*> keep;  // callees first
+  for (hlo::Computation* c : module.PostOrder()) {
     if (!reachable.count(c)) continue;
-    auto copy = std::make_unique<hlo::Computation>(c->name());
-    copy->set_id(c->id());
-    copy->set_line(c->line());
-    copy->set_execution_thread(c->execution_thread());
-    copy->set_is_fusion_computation(c->is_fusion_computation());
+    keep.push_back(c);
     // Live: reachable from the root through operands and control edges,
     // plus side-effecting instructions and every parameter.
-    std::unordered_set<const Instruction*> live;
+    absl::flat_hash_set<const Instruction*> live;
     std::vector<const Instruction*> work;
     for (const Instruction* inst : c->instructions()) {
       if (inst == c->root() || HasSideEffect(*inst)) work.push_back(inst);
@@ -150,28 +148,11 @@ std::unique_ptr<hlo::Module> CompactModule(const hlo::Module& module) {
       for (const Instruction* o : inst->operands()) work.push_back(o);
       for (const Instruction* p : inst->control_predecessors()) work.push_back(p);
     }
-    std::unordered_map<const Instruction*, Instruction*> map;
-    for (const Instruction* inst : c->PostOrder()) {
-      if (!live.count(inst)) continue;
-      std::vector<Instruction*> operands;
-      for (const Instruction* o : inst->operands()) operands.push_back(map.at(o));
-      Instruction* n = CloneInstruction(*inst, copy.get(), inst->name(), operands);
-      n->set_id(inst->id());
-      n->set_line(inst->line());
-      std::vector<hlo::Computation*> callees;
-      for (const hlo::Computation* callee : inst->called_computations()) callees.push_back(comp_map.at(callee));
-      n->set_called_computations(std::move(callees));
-      map[inst] = n;
-    }
-    for (const Instruction* inst : c->instructions()) {
-      if (!live.count(inst)) continue;
-      for (const Instruction* p : inst->control_predecessors()) map.at(inst)->AddControlPredecessor(map.at(p));
-    }
-    if (c->root()) copy->set_root(map.at(c->root()));
-    comp_map[c] = out->AddComputation(std::move(copy));
+    std::vector<Instruction*> order = c->PostOrder();
+    std::erase_if(order, [&](const Instruction* inst) { return !live.contains(inst); });
+    c->RetainInstructions(order);
   }
-  out->set_entry(comp_map.count(module.entry()) ? comp_map.at(module.entry()) : nullptr);
-  return out;
+  module.RetainComputations(keep);
 }
 
 std::optional<double> SplatValue(const Instruction& inst) {

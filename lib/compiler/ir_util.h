@@ -10,6 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "lib/hlo/module.h"
 
 namespace neuron::compiler {
@@ -21,8 +23,10 @@ class NameUniquer {
   std::string Get(std::string_view base);
 
  private:
-  std::unordered_set<std::string> used_;
-  std::unordered_map<std::string, int64_t> next_;
+  // Flat tables: fusion asks for a name per cloned instruction, and
+  // node-based ones made naming the larger part of that pass.
+  absl::flat_hash_set<std::string> used_;
+  absl::flat_hash_map<std::string, int64_t> next_;
 };
 
 // Adds a new instruction with operands to `comp`.
@@ -54,12 +58,15 @@ bool HasSideEffect(const hlo::Instruction& inst);
 // effects (parameters and the root stay). Returns how many were removed.
 size_t RemoveDeadInstructions(hlo::Computation* comp);
 
-// A copy of the module without dead instructions (unused, no side
-// effects) and without computations nothing calls. Linear time: removing
+// Drops dead instructions (unused, no side effects) and computations
+// nothing calls, in place, and puts what remains in post order (the order
+// a fresh copy made that way would have). Linear time: removing
 // instructions one by one from a Computation costs O(n) each, which made
 // passes quadratic on large modules; passes leave dead code behind and the
-// pipeline compacts after every pass that changed something.
-std::unique_ptr<hlo::Module> CompactModule(const hlo::Module& module);
+// pipeline compacts after every pass that changed something. In place
+// rather than a copy: copying every instruction's attributes after each
+// pass cost more than the passes themselves.
+void CompactModule(hlo::Module& module);
 
 // The value of a constant (or broadcast of a scalar constant) whose
 // elements are all equal; nullopt otherwise.

@@ -31,7 +31,7 @@ absl::Status PassPipeline::Run(std::unique_ptr<hlo::Module>& module, bool verify
     s.instructions_before = module->instruction_count();
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<bool> changed = pass->Run(*module);
-    if (changed.ok() && *changed) module = CompactModule(*module);
+    if (changed.ok() && *changed) CompactModule(*module);
     s.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!changed.ok()) {
       if (!ErrorCodeOf(changed.status()).empty()) return changed.status();

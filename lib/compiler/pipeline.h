@@ -31,8 +31,8 @@ class PassPipeline {
   // Stops at the first failing pass. A pass error without an NCC code
   // becomes NCC-E9000 naming the pass; with verify_each, a module the pass
   // left invalid is an internal error too. After each pass that changed
-  // the module, dead code is dropped by replacing `module` with a compact
-  // copy (instruction pointers into the old module become invalid).
+  // the module, dead code is dropped in place (CompactModule): pointers to
+  // dropped instructions and computations become invalid.
   absl::Status Run(std::unique_ptr<hlo::Module>& module, bool verify_each, CompileLog& log,
                    std::vector<PassStats>* stats);
 

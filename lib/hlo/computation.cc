@@ -4,6 +4,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 
 namespace neuron::hlo {
@@ -51,6 +53,28 @@ absl::Status Computation::RemoveInstruction(Instruction* instruction) {
   return absl::OkStatus();
 }
 
+void Computation::RetainInstructions(const std::vector<Instruction*>& keep) {
+  absl::flat_hash_set<const Instruction*> kept(keep.begin(), keep.end());
+  // Release the kept ones; the others are destroyed with the old vector.
+  for (auto& p : instructions_) {
+    if (kept.contains(p.get())) (void)p.release();
+  }
+  std::vector<std::unique_ptr<Instruction>> old = std::move(instructions_);
+  instructions_.clear();
+  instructions_.reserve(keep.size());
+  parameters_.clear();
+  for (Instruction* inst : keep) inst->users_.clear();
+  for (Instruction* inst : keep) {
+    // Each instruction's users entries are pushed together, so a repeated
+    // operand shows up as the last user: the same dedup AddOperand does.
+    for (Instruction* o : inst->operands_) {
+      if (o->users_.empty() || o->users_.back() != inst) o->users_.push_back(inst);
+    }
+    AddInstruction(std::unique_ptr<Instruction>(inst));
+  }
+  old.clear();
+}
+
 std::vector<Instruction*> Computation::instructions() const {
   std::vector<Instruction*> out;
   out.reserve(instructions_.size());
@@ -69,11 +93,15 @@ std::vector<Instruction*> Computation::PostOrder() const {
   // Iterative DFS so very deep graphs (long chains) cannot overflow the stack.
   std::vector<Instruction*> order;
   order.reserve(instructions_.size());
-  std::unordered_set<const Instruction*> done, on_stack;
+  // One flat map for both marks: passes call this on every computation, and
+  // node-based sets made it a large share of compile time.
+  enum Mark : uint8_t { kOnStack, kDone };
+  absl::flat_hash_map<const Instruction*, Mark> mark;
+  mark.reserve(instructions_.size());
+  std::vector<std::pair<Instruction*, size_t>> stack;
   auto visit = [&](Instruction* start) {
-    if (done.count(start)) return;
-    std::vector<std::pair<Instruction*, size_t>> stack = {{start, 0}};
-    on_stack.insert(start);
+    if (!mark.try_emplace(start, kOnStack).second) return;  // done (never on the stack here)
+    stack.push_back({start, 0});
     while (!stack.empty()) {
       auto& [inst, next] = stack.back();
       size_t n_ops = inst->operands().size();
@@ -83,14 +111,10 @@ std::vector<Instruction*> Computation::PostOrder() const {
                                         : inst->control_predecessors()[next - n_ops];
         ++next;
         // Skip finished nodes and cycles (the verifier reports cycles).
-        if (!done.count(dep) && !on_stack.count(dep)) {
-          on_stack.insert(dep);
-          stack.push_back({dep, 0});
-        }
+        if (mark.try_emplace(dep, kOnStack).second) stack.push_back({dep, 0});
         continue;
       }
-      done.insert(inst);
-      on_stack.erase(inst);
+      mark[inst] = kDone;
       order.push_back(inst);
       stack.pop_back();
     }
@@ -100,7 +124,7 @@ std::vector<Instruction*> Computation::PostOrder() const {
   }
   if (root_) {
     // The root goes last even when something above already reached it.
-    if (done.count(root_)) {
+    if (mark.contains(root_)) {
       order.erase(std::find(order.begin(), order.end(), root_));
       order.push_back(root_);
     } else {

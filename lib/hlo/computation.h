@@ -37,6 +37,12 @@ class Computation {
   Instruction* AddInstruction(std::unique_ptr<Instruction> instruction);
   // Removes an instruction no one uses (and that is not the root).
   absl::Status RemoveInstruction(Instruction* instruction);
+  // Keeps exactly `keep` (instructions of this computation, closed under
+  // operands and control predecessors), in that order, and destroys the
+  // rest in one sweep. Users lists and the parameter index are rebuilt as
+  // if `keep` had been added afresh in order, so the result matches a copy
+  // of the computation made that way.
+  void RetainInstructions(const std::vector<Instruction*>& keep);
 
   // Instructions in the order they were added.
   std::vector<Instruction*> instructions() const;

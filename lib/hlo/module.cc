@@ -11,6 +11,18 @@ Computation* Module::AddComputation(std::unique_ptr<Computation> computation) {
   return raw;
 }
 
+void Module::RetainComputations(const std::vector<Computation*>& keep) {
+  std::unordered_set<const Computation*> kept(keep.begin(), keep.end());
+  for (auto& c : computations_) {
+    if (kept.count(c.get())) (void)c.release();
+  }
+  std::vector<std::unique_ptr<Computation>> old = std::move(computations_);
+  computations_.clear();
+  for (Computation* c : keep) computations_.emplace_back(c);
+  if (entry_ && !kept.count(entry_)) entry_ = nullptr;
+  old.clear();
+}
+
 std::vector<Computation*> Module::computations() const {
   std::vector<Computation*> out;
   for (const auto& c : computations_) out.push_back(c.get());

@@ -35,6 +35,9 @@ class Module {
   const ModuleConfig& config() const { return config_; }
 
   Computation* AddComputation(std::unique_ptr<Computation> computation);
+  // Keeps exactly `keep`, in that order, and destroys the other
+  // computations (which nothing kept may call).
+  void RetainComputations(const std::vector<Computation*>& keep);
   std::vector<Computation*> computations() const;
   size_t computation_count() const { return computations_.size(); }
   Computation* entry() const { return entry_; }

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_format.h"
+#include "google/protobuf/arena.h"
 #include "lib/hlo/proto/hlo.pb.h"
 
 namespace neuron::program {
@@ -345,10 +346,13 @@ absl::Status ModuleToProto(const hlo::Module& module, const ProtoWriteOptions& o
 
 absl::StatusOr<std::string> WriteModuleProto(const hlo::Module& module,
                                              const ProtoWriteOptions& options) {
-  xla::HloModuleProtoWithConfig proto;
-  if (absl::Status s = ModuleToProto(module, options, &proto); !s.ok()) return s;
+  // On an arena: freeing tens of thousands of instruction messages one by
+  // one took about a third of writing the NEFF; the arena drops them at once.
+  google::protobuf::Arena arena;
+  auto* proto = google::protobuf::Arena::CreateMessage<xla::HloModuleProtoWithConfig>(&arena);
+  if (absl::Status s = ModuleToProto(module, options, proto); !s.ok()) return s;
   std::string bytes;
-  if (!proto.SerializeToString(&bytes)) {
+  if (!proto->SerializeToString(&bytes)) {
     return absl::InternalError("the program is too large to serialize (over 2 GiB)");
   }
   return bytes;

@@ -19,10 +19,50 @@ using hlo::Opcode;
 bool RunPass(Pass& pass, std::unique_ptr<hlo::Module>& m) {
   auto changed = pass.Run(*m);
   EXPECT_TRUE(changed.ok()) << changed.status();
-  if (changed.ok() && *changed) m = CompactModule(*m);
+  if (changed.ok() && *changed) CompactModule(*m);
   absl::Status v = hlo::Verify(*m);
   EXPECT_TRUE(v.ok()) << pass.Name() << " left an invalid module: " << v;
   return changed.ok() && *changed;
+}
+
+TEST(CompactModuleTest, DropsDeadCodeInPlaceAndRebuildsUsersInPostOrder) {
+  auto m = ParseOrDie(R"(HloModule m
+unused {
+  a = f32[] parameter(0)
+  ROOT n = f32[] negate(a)
+}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  dead = f32[4] exponential(p)
+  z = f32[] constant(0)
+  r = f32[] reduce(p, z), dimensions={0}, to_apply=add
+  b = f32[4] broadcast(r), dimensions={}
+  twice = f32[4] multiply(p, p)
+  ROOT out = f32[4] add(b, twice)
+})");
+  hlo::Computation* entry = m->entry();
+  CompactModule(*m);
+  // The same objects survive; the dead exp and the uncalled computation go.
+  EXPECT_EQ(m->entry(), entry);
+  ASSERT_EQ(m->computation_count(), 2u);
+  EXPECT_EQ(m->computations()[0]->name(), "add");
+  EXPECT_EQ(m->computations()[1], entry);
+  std::vector<std::string> names;
+  for (const hlo::Instruction* inst : entry->instructions()) names.push_back(inst->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"p", "z", "r", "b", "twice", "out"}));
+  // p's users: in instruction order, each once (twice uses p two times),
+  // and no longer the dropped exp.
+  const hlo::Instruction* p = entry->parameter(0);
+  ASSERT_NE(p, nullptr);
+  std::vector<std::string> users;
+  for (const hlo::Instruction* u : p->users()) users.push_back(u->name());
+  EXPECT_EQ(users, (std::vector<std::string>{"r", "twice"}));
+  EXPECT_TRUE(hlo::Verify(*m).ok());
 }
 
 TEST(DcePassTest, RemovesDeadKeepsSideEffects) {

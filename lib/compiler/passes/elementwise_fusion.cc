@@ -8,9 +8,9 @@
 // transformer) a reduce feeding only the fusion is absorbed too.
 #include <algorithm>
 #include <queue>
-#include <unordered_map>
-#include <unordered_set>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "lib/compiler/ir_util.h"
 #include "lib/compiler/passes/passes.h"
 
@@ -77,15 +77,15 @@ class ElementwiseFusion : public Pass {
 
   struct Cluster {
     Instruction* root;
-    std::unordered_set<Instruction*> members;     // moved into the fusion
-    std::unordered_set<Instruction*> duplicates;  // copied; originals stay
+    absl::flat_hash_set<Instruction*> members;     // moved into the fusion
+    absl::flat_hash_set<Instruction*> duplicates;  // copied; originals stay
   };
 
   bool FuseComputation(hlo::Module& module, hlo::Computation* c, NameUniquer& names) {
     std::vector<Instruction*> order = c->PostOrder();
-    std::unordered_map<Instruction*, size_t> position;
+    absl::flat_hash_map<Instruction*, size_t> position;
     for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
-    std::unordered_set<Instruction*> taken;
+    absl::flat_hash_set<Instruction*> taken;
     std::vector<Cluster> clusters;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       Instruction* root = *it;
@@ -95,7 +95,7 @@ class ElementwiseFusion : public Pass {
       // candidates from the latest position down decides each one after
       // all of its users: it joins when they all joined.
       std::priority_queue<std::pair<size_t, Instruction*>> candidates;
-      std::unordered_set<Instruction*> queued;
+      absl::flat_hash_set<Instruction*> queued;
       auto push_operands = [&](Instruction* m) {
         for (Instruction* o : m->operands()) {
           if (queued.insert(o).second) candidates.push({position[o], o});
@@ -133,7 +133,7 @@ class ElementwiseFusion : public Pass {
 
   void BuildFusion(hlo::Module& module, hlo::Computation* c, const Cluster& cl,
                    const std::vector<Instruction*>& order,
-                   std::unordered_map<Instruction*, size_t>& position, NameUniquer& names) {
+                   absl::flat_hash_map<Instruction*, size_t>& position, NameUniquer& names) {
     std::vector<Instruction*> inside;
     for (Instruction* m : cl.members) inside.push_back(m);
     for (Instruction* d : cl.duplicates) inside.push_back(d);
@@ -141,8 +141,8 @@ class ElementwiseFusion : public Pass {
               [&](Instruction* a, Instruction* b) { return position[a] < position[b]; });
     auto fused = std::make_unique<hlo::Computation>(names.Get("fused_computation"));
     fused->set_is_fusion_computation(true);
-    std::unordered_map<Instruction*, Instruction*> clone_of;
-    std::unordered_map<Instruction*, Instruction*> param_of;
+    absl::flat_hash_map<Instruction*, Instruction*> clone_of;
+    absl::flat_hash_map<Instruction*, Instruction*> param_of;
     std::vector<Instruction*> fusion_operands;
     auto param_for = [&](Instruction* outside) {
       auto found = param_of.find(outside);
