@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -117,8 +118,7 @@ dnnl_data_type_t DnnlType(ElementType t) {
 
 // A created primitive for one product shape; creating one costs far more
 // than running it, so they live for the process. Null primitive: oneDNN
-// refused the shape (or offered only its reference code), so don't ask
-// again.
+// refused the shape (or offered no native kernel), so don't ask again.
 struct Matmul {
   dnnl_primitive_t primitive = nullptr;
   dnnl_memory_desc_t src{}, weights{}, dst{}, scratchpad{};
@@ -144,6 +144,17 @@ bool Describe(const DnnlApi& api, dnnl_memory_desc_t* md, ElementType t, int64_t
   return api.memory_desc_init_by_strides(md, nd, dims, DnnlType(t), strides) == dnnl_success;
 }
 
+// Whether oneDNN's chosen kernel (e.g. "brg:avx512_core_amx_bf16") uses
+// the type's own instructions. Its reference loops, and its emulation on
+// older ISAs ("gemm:jit" when ONEDNN_MAX_CPU_ISA=AVX512_CORE: the MLP
+// benchmark ran 2.5x slower than f32), lose to widening for sgemm.
+bool NativeKernel(ElementType type, const char* impl) {
+  if (impl == nullptr) return false;
+  std::string_view name(impl);
+  if (name.find("amx") != std::string_view::npos) return true;
+  return name.find(type == ElementType::kF16 ? "fp16" : "bf16") != std::string_view::npos;
+}
+
 Matmul Create(const DnnlApi& api, const Key& key) {
   auto [type, out_type, batch, m, n, k, ta, tb] = key;
   Matmul mm;
@@ -164,9 +175,7 @@ Matmul Create(const DnnlApi& api, const Key& key) {
   if (st != dnnl_success) return mm;  // dnnl_unimplemented: no kernel for it here
   const char* impl = nullptr;
   api.primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-  // The reference loops are far slower than widening to f32 for sgemm.
-  bool reference = impl == nullptr || std::strncmp(impl, "ref", 3) == 0;
-  if (!reference) {
+  if (NativeKernel(type, impl)) {
     const dnnl_memory_desc_t* sp = api.primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     if (sp != nullptr) {
       mm.scratchpad = *sp;
