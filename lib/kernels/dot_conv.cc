@@ -61,17 +61,18 @@ class OperandPrep {
   // thread converted them at a third of the memory bandwidth.
   const void* Widen(const uint8_t* permuted) {
     const int64_t n = permuted_.count;
+    uint8_t* dst = domain_.data();  // taken here: the first call allocates
     int parts = std::min(GemmThreads(), ThreadPool::Global().max_parallelism());
     if (n < (int64_t{1} << 18) || parts < 2) {
-      LoadToDomain(type_, permuted, n, domain_.data());
-      return domain_.data();
+      LoadToDomain(type_, permuted, n, dst);
+      return dst;
     }
     const int64_t in_bytes = permuted_.elem_size, out_bytes = DomainBytes(dom_);
     ThreadPool::Global().Run(parts, [&](int p) {
       int64_t i0 = n * p / parts / 64 * 64, i1 = p + 1 == parts ? n : n * (p + 1) / parts / 64 * 64;
-      LoadToDomain(type_, permuted + i0 * in_bytes, i1 - i0, domain_.data() + i0 * out_bytes);
+      LoadToDomain(type_, permuted + i0 * in_bytes, i1 - i0, dst + i0 * out_bytes);
     });
-    return domain_.data();
+    return dst;
   }
 
  private:

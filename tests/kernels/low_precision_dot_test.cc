@@ -98,6 +98,8 @@ const DotCase kCases[] = {
     {"batched", 4, 32, 48, 64, false, false},
     {"batched_rhs_transposed", 3, 17, 40, 72, false, true},
     {"batched_lhs_transposed", 5, 24, 16, 40, true, false},
+    // 320K-element rhs: the fallback widens it on several threads.
+    {"big_rhs", 1, 8, 1024, 320, false, false},
 };
 
 class LowPrecisionDotTest : public ::testing::TestWithParam<std::tuple<ET, ET>> {
