@@ -5,7 +5,6 @@
 #include <oneapi/dnnl/dnnl_types.h>
 
 #include <atomic>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <string_view>
@@ -196,7 +195,9 @@ const Matmul& Lookup(const DnnlApi& api, const Key& key) {
   return it->second;  // map nodes stay put; entries are never removed
 }
 
-// Per calling thread: the stream oneDNN runs on and the scratchpad.
+// Per calling thread: the stream oneDNN runs on and the scratchpad. The
+// stream is never destroyed: a thread_local destructor at exit could run
+// after oneDNN's own statics are gone.
 struct ThreadState {
   dnnl_stream_t stream = nullptr;
   std::vector<uint8_t> scratchpad;
