@@ -352,6 +352,16 @@ absl::StatusOr<ExprProgram> ExprProgram::CompileInstruction(const hlo::Instructi
   return p;
 }
 
+bool ExprProgram::IsPlainConvert() const {
+  if (outputs_.size() != 1 || inputs_.size() != 1 || inputs_[0].mode != InputMode::kFull)
+    return false;
+  const ExprNode& out = nodes_[outputs_[0]];
+  if (out.kind != NodeKind::kOp || out.op != Opcode::kConvert) return false;
+  int a = out.a;
+  while (nodes_[a].kind == NodeKind::kAlias) a = nodes_[a].a;
+  return nodes_[a].kind == NodeKind::kInput;
+}
+
 ExprScratch ExprProgram::MakeScratch() const {
   ExprScratch s;
   s.regs.assign(nodes_.size() * kTile * 2, 0);  // 16 bytes per lane
