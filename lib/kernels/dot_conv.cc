@@ -10,6 +10,8 @@
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/gemm.h"
 #include "lib/kernels/lazy_scratch.h"
+#include "lib/kernels/low_precision_gemm.h"
+#include "lib/kernels/thread_pool.h"
 
 namespace neuron::kernels {
 namespace {
@@ -45,14 +47,32 @@ class OperandPrep {
   }
   const void* Prepare(const Buf& in) {
     if (in_place_) return in.data;
-    const uint8_t* src = in.data;
-    if (!identity_) {
-      permuted_.data = perm_bytes_.data();
-      Transpose(in, perm_, permuted_);
-      src = permuted_.data;
+    return Widen(Permute(in));
+  }
+  // The operand in its dim order but still in its storage type.
+  const uint8_t* Permute(const Buf& in) {
+    if (identity_) return in.data;
+    permuted_.data = perm_bytes_.data();
+    Transpose(in, perm_, permuted_);
+    return permuted_.data;
+  }
+  // Permute()'s result in the compute domain. Big operands (bf16 weights
+  // on the fallback path) are split over the GEMM's threads: a single
+  // thread converted them at a third of the memory bandwidth.
+  const void* Widen(const uint8_t* permuted) {
+    const int64_t n = permuted_.count;
+    uint8_t* dst = domain_.data();  // taken here: the first call allocates
+    int parts = std::min(GemmThreads(), ThreadPool::Global().max_parallelism());
+    if (n < (int64_t{1} << 18) || parts < 2) {
+      LoadToDomain(type_, permuted, n, dst);
+      return dst;
     }
-    LoadToDomain(type_, src, permuted_.count, domain_.data());
-    return domain_.data();
+    const int64_t in_bytes = permuted_.elem_size, out_bytes = DomainBytes(dom_);
+    ThreadPool::Global().Run(parts, [&](int p) {
+      int64_t i0 = n * p / parts / 64 * 64, i1 = p + 1 == parts ? n : n * (p + 1) / parts / 64 * 64;
+      LoadToDomain(type_, permuted + i0 * in_bytes, i1 - i0, dst + i0 * out_bytes);
+    });
+    return dst;
   }
 
  private:
@@ -188,10 +208,25 @@ class GeneralDot : public DotKernel {
     out_in_place_ = DomainOf(out.type) == dom_ &&
                     (out.type == ET::kF32 || out.type == ET::kF64 || out.type == ET::kS64 || out.type == ET::kU64);
     if (!out_in_place_) result_.resize(batch_ * m_ * n_ * DomainBytes(dom_) + 16);
+    // bf16 x bf16 (f16 x f16) with an f32 or same-type result: oneDNN's
+    // low-precision matmul reads the operands as stored, where the CPU has
+    // the instructions (the widening below stays as its fallback).
+    low_precision_ = lhs.type == rhs.type && (out.type == ET::kF32 || out.type == lhs.type) &&
+                     LowPrecisionGemmAvailable(lhs.type);
+    out_type_ = out.type;
     return absl::OkStatus();
   }
 
   void Run(const Buf& lhs, const Buf& rhs, Buf& out) override {
+    if (low_precision_) {
+      const uint8_t* a = lhs_.Permute(lhs);
+      const uint8_t* b = rhs_.Permute(rhs);
+      if (LowPrecisionGemm(lhs_type_, out_type_, batch_, m_, n_, k_, ta_, a, tb_, b, out.data))
+        return;
+      BatchedGemm(dom_, batch_, m_, n_, k_, ta_, lhs_.Widen(a), tb_, rhs_.Widen(b), Result(out));
+      if (!out_in_place_) StoreResult(dom_, result_.data(), out);
+      return;
+    }
     const void* a = lhs_.Prepare(lhs);
     const void* b = rhs_.Prepare(rhs);
     if (dom_ == Domain::kF64) {
@@ -199,16 +234,19 @@ class GeneralDot : public DotKernel {
       if (DomainOf(lhs_type_) == Domain::kI64) { ToF64InPlace(lhs_type_, const_cast<void*>(a), lhs.count); }
       if (DomainOf(rhs_type_) == Domain::kI64) { ToF64InPlace(rhs_type_, const_cast<void*>(b), rhs.count); }
     }
-    void* c = out_in_place_ ? static_cast<void*>(out.data) : result_.data();
+    void* c = Result(out);
     BatchedGemm(dom_, batch_, m_, n_, k_, ta_, a, tb_, b, c);
     if (!out_in_place_) StoreResult(dom_, c, out);
   }
 
  private:
+  // Where the product in the compute domain goes.
+  void* Result(Buf& out) { return out_in_place_ ? static_cast<void*>(out.data) : result_.data(); }
+
   Domain dom_ = Domain::kF32;
-  ET lhs_type_ = ET::kInvalid, rhs_type_ = ET::kInvalid;
+  ET lhs_type_ = ET::kInvalid, rhs_type_ = ET::kInvalid, out_type_ = ET::kInvalid;
   int64_t batch_ = 1, m_ = 1, n_ = 1, k_ = 1;
-  bool ta_ = false, tb_ = false, out_in_place_ = false;
+  bool ta_ = false, tb_ = false, out_in_place_ = false, low_precision_ = false;
   OperandPrep lhs_, rhs_;
   LazyScratch result_;
 };

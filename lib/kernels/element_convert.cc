@@ -213,22 +213,24 @@ void StoreFromDomain(ET type, const void* src, int64_t n, uint8_t* dst) {
   }
 }
 
-void QuantizeF32(ET type, float* v, int64_t n) {
+void QuantizeF32(ET type, float* v, int64_t n) { QuantizeF32(type, v, n, v); }
+
+void QuantizeF32(ET type, const float* src, int64_t n, float* v) {
   switch (type) {
     case ET::kBF16:
-      for (int64_t i = 0; i < n; ++i) v[i] = Bf16ToF32(F32ToBf16(v[i]));
+      for (int64_t i = 0; i < n; ++i) v[i] = Bf16ToF32(F32ToBf16(src[i]));
       return;
     case ET::kF16: {
       int64_t i = 0;
       for (; i + 8 <= n; i += 8) {
-        __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(v + i), _MM_FROUND_TO_NEAREST_INT);
+        __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
         _mm256_storeu_ps(v + i, _mm256_cvtph_ps(h));
       }
-      for (; i < n; ++i) v[i] = F16ToF32(F32ToF16(v[i]));
+      for (; i < n; ++i) v[i] = F16ToF32(F32ToF16(src[i]));
       return;
     }
     default:
-      for (int64_t i = 0; i < n; ++i) v[i] = RoundNarrow(type, v[i]);
+      for (int64_t i = 0; i < n; ++i) v[i] = RoundNarrow(type, src[i]);
   }
 }
 

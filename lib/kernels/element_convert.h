@@ -36,6 +36,8 @@ void StoreFromDomain(ElementType type, const void* src, int64_t n, uint8_t* dst)
 
 // Rounds f32 values to the nearest value of narrow float `type` in place.
 void QuantizeF32(ElementType type, float* values, int64_t n);
+// Same, reading from src (may equal dst): one pass instead of copy + round.
+void QuantizeF32(ElementType type, const float* src, int64_t n, float* dst);
 // Same with stochastic rounding: rounds up with probability equal to the
 // fraction of the way to the next value. Random bits come from a hash of
 // (seed, salt, first_index + i), so results are reproducible and

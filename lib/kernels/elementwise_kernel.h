@@ -48,9 +48,13 @@ class ElementwiseKernel {
                 const ExprRunContext& ctx);
   void RunRangeF32(ThreadState& ts, int64_t begin, int64_t end,
                    const std::vector<const Buf*>& params, const std::vector<Buf*>& outs);
+  // f32 -> bf16/f16 converts: one pass from storage to storage.
+  void RunRangeNarrowing(ThreadState& ts, int64_t begin, int64_t end,
+                         const std::vector<const Buf*>& params, const std::vector<Buf*>& outs);
 
   ExprProgram program_;
   std::optional<F32Plan> f32_plan_;
+  bool narrowing_convert_ = false;  // see RunRangeNarrowing
   std::vector<ThreadState> threads_;
 };
 

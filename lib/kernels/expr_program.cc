@@ -352,6 +352,16 @@ absl::StatusOr<ExprProgram> ExprProgram::CompileInstruction(const hlo::Instructi
   return p;
 }
 
+bool ExprProgram::IsPlainConvert() const {
+  if (outputs_.size() != 1 || inputs_.size() != 1 || inputs_[0].mode != InputMode::kFull)
+    return false;
+  const ExprNode& out = nodes_[outputs_[0]];
+  if (out.kind != NodeKind::kOp || out.op != Opcode::kConvert) return false;
+  int a = out.a;
+  while (nodes_[a].kind == NodeKind::kAlias) a = nodes_[a].a;
+  return nodes_[a].kind == NodeKind::kInput;
+}
+
 ExprScratch ExprProgram::MakeScratch() const {
   ExprScratch s;
   s.regs.assign(nodes_.size() * kTile * 2, 0);  // 16 bytes per lane
@@ -982,6 +992,12 @@ void ExprProgram::Eval(const void* const* in_tiles, int64_t n, int64_t first_ind
     if (op == Opcode::kConvert || op == Opcode::kStochasticConvert) {
       if (nd.dom == Domain::kF32) {
         float* r = static_cast<float*>(slot);
+        if (na.dom == Domain::kF32 && IsNarrowFloat(nd.type) && na.type != nd.type &&
+            !ctx.stochastic_rounding) {
+          // f32 -> bf16/f16 (autocast before a dot): round in one pass.
+          QuantizeF32(nd.type, static_cast<const float*>(A), n, r);
+          continue;
+        }
         if (na.dom == Domain::kF32) std::memcpy(r, A, n * 4);
         else if (na.dom == Domain::kF64) for (int64_t i = 0; i < n; ++i) r[i] = static_cast<float>(static_cast<const double*>(A)[i]);
         else if (na.type == ET::kU64) for (int64_t i = 0; i < n; ++i) r[i] = static_cast<float>(static_cast<uint64_t>(static_cast<const int64_t*>(A)[i]));

@@ -96,6 +96,9 @@ class ExprProgram {
   // The single op when the program is `op(p0, p1)` on lanes (reducers):
   // lets callers use a fast path. kUnknown otherwise.
   hlo::Opcode simple_binary_op() const { return simple_binary_; }
+  // True when the program is one convert of its single, whole-array input
+  // (through reshapes): callers may convert storage to storage directly.
+  bool IsPlainConvert() const;
 
   ExprScratch MakeScratch() const;
 

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <mutex>
 
+#include "lib/kernels/dnnl_library.h"
 #include "lib/kernels/thread_pool.h"
 
 namespace neuron::kernels {
@@ -29,54 +29,26 @@ void InitOnce() {
 // Below this many multiply-adds a second thread does not pay.
 constexpr double kParallelFlops = 1 << 22;
 
-// oneDNN's sgemm, loaded on first use: it is the faster f32 GEMM here
-// (bench/gemm_peers.sh), but only a shared library, and linking it would
-// slow every tool's start-up. Null when libdnnl is not installed; OpenBLAS
+// oneDNN's sgemm: the faster f32 GEMM here (bench/gemm_peers.sh), from
+// the lazily opened libdnnl. Null when libdnnl is not installed; OpenBLAS
 // then does the work.
 using DnnlSgemmFn = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t,
                             const float*, int64_t, float, float*, int64_t);
-using OmpSetThreadsFn = void (*)(int);
-struct Dnnl {
-  DnnlSgemmFn sgemm = nullptr;
-  OmpSetThreadsFn set_threads = nullptr;
-};
 
-// Sanitizer builds stay on OpenBLAS: oneDNN's OpenMP worker threads make
-// LeakSanitizer's stop-the-world tracer crash at exit.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUseDnnl = false;
-#else
-constexpr bool kUseDnnl = true;
-#endif
-
-const Dnnl& LoadDnnl() {
-  static const Dnnl dnnl = [] {
-    Dnnl d;
-    if (!kUseDnnl) return d;
-    // oneDNN's OpenMP workers otherwise spin for a while after every
-    // product, on the cores our own pool needs for the next step: the MLP
-    // benchmark ran 3x slower that way on a busy host. libgomp reads this
-    // when it loads; a user's own setting wins.
-    if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
-      setenv("OMP_WAIT_POLICY", "passive", 0);
-    }
-    void* h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) return d;
-    d.sgemm = reinterpret_cast<DnnlSgemmFn>(dlsym(h, "dnnl_sgemm"));
-    d.set_threads = reinterpret_cast<OmpSetThreadsFn>(dlsym(h, "omp_set_num_threads"));
-    return d;
+DnnlSgemmFn DnnlSgemm() {
+  static const DnnlSgemmFn fn = [] {
+    void* h = DnnlHandle();
+    return h == nullptr ? nullptr : reinterpret_cast<DnnlSgemmFn>(dlsym(h, "dnnl_sgemm"));
   }();
-  return dnnl;
+  return fn;
 }
 
 bool SgemmWithDnnl(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
-  const Dnnl& d = LoadDnnl();
-  if (d.sgemm == nullptr) return false;
-  static std::atomic<int> applied{-1};
-  int want = g_threads.load(std::memory_order_relaxed);
-  if (d.set_threads && applied.exchange(want) != want) d.set_threads(want);
-  return d.sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc) == 0;
+  DnnlSgemmFn sgemm = DnnlSgemm();
+  if (sgemm == nullptr) return false;
+  DnnlUseThreads(g_threads.load(std::memory_order_relaxed));
+  return sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc) == 0;
 }
 
 }  // namespace
@@ -143,5 +115,7 @@ void Dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a,
 }
 
 void SetGemmThreads(int threads) { g_threads = std::max(1, threads); }
+
+int GemmThreads() { return g_threads.load(std::memory_order_relaxed); }
 
 }  // namespace neuron::kernels

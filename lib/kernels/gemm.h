@@ -19,6 +19,7 @@ void Dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
            int64_t ldc);
 // Threads a product may use (the executor's pool; set per execution).
 void SetGemmThreads(int threads);
+int GemmThreads();
 
 }  // namespace neuron::kernels
 

@@ -2,8 +2,11 @@
 // saturating float->int converts, and stochastic rounding (reproducible
 // with its seed, unbiased on average).
 #include <cmath>
+#include <immintrin.h>
+
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "lib/kernels/element_convert.h"
@@ -122,6 +125,43 @@ ENTRY e {
   double mean = 0;
   for (double v : testing::Values((*s1)[0])) mean += v;
   EXPECT_NEAR(mean / 4096, 1.0 + std::ldexp(1.0, -9), 5e-4);
+}
+
+// A lone f32 -> bf16/f16 convert (what --auto-cast puts before a dot) runs
+// storage to storage, split over two threads: every element must round as
+// F32ToBf16 / the F16C instruction do, and an overflow to inf in the
+// narrow type must still be reported.
+TEST(ConvertTest, PlainNarrowingConvertRoundsEachElementAndReportsOverflow) {
+  const int64_t n = 70001;  // over the two-thread threshold, odd tail
+  std::vector<double> vals(n);
+  for (int64_t i = 0; i < n; ++i) vals[i] = std::ldexp(static_cast<double>(i % 977) - 488.25, static_cast<int>(i % 20) - 14);  // within f16
+  vals[5] = 1.0 + std::ldexp(1.0, -8);  // a bf16 tie: stays 1
+  vals[6] = std::ldexp(1.0, -130);      // f32 subnormal
+  auto in_finite = testing::MakeTensor(ET::kF32, {n}, vals);
+  vals[n - 3] = 3.4e38;  // finite in f32, past the largest bf16 and f16
+  auto in_overflow = testing::MakeTensor(ET::kF32, {n}, vals);
+  for (const char* type : {"bf16", "f16"}) {
+    const std::string text = std::string("HloModule m\nENTRY e {\n  a = f32[70001] parameter(0)\n  ROOT c = ") +
+                             type + "[70001] convert(a)\n}\n";
+    ExecOptions o;
+    o.find_first_nonfinite = true;
+    RunStats stats;
+    auto r = testing::RunText(text, {in_overflow}, o, &stats);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(stats.has_nonfinite) << type;
+    EXPECT_EQ(stats.first_nonfinite_instruction, "c") << type;
+    const float* src = reinterpret_cast<const float*>(in_overflow.data());
+    const uint16_t* got = reinterpret_cast<const uint16_t*>((*r)[0].data());
+    int bad = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t want = type[0] == 'b' ? F32ToBf16(src[i]) : _cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT);
+      if (got[i] != want && ++bad <= 5) ADD_FAILURE() << type << " [" << i << "] " << src[i] << ": " << got[i] << " vs " << want;
+    }
+    EXPECT_EQ(bad, 0) << type;
+    r = testing::RunText(text, {in_finite}, o, &stats);
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(stats.has_nonfinite) << type;
+  }
 }
 
 }  // namespace
