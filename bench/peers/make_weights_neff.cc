@@ -1,6 +1,8 @@
 // Writes a NEFF whose model holds BYTES of weights (one f32 constant), for
 // bench/load.sh: HLO text cannot carry a gigabyte of values, so the module
 // is built here and packaged with the compiler's own lib/program + lib/neff.
+// The output is x + the sum of every weight, so a first execution reads them
+// all (a lazily mapped fast-loading NEFF pays for its pages there).
 // Usage: make_weights_neff OUT.neff BYTES [--fast-loading]
 #include <cstdio>
 #include <cstdlib>
@@ -25,8 +27,11 @@ int main(int argc, char** argv) {
   const int64_t elements = std::max<int64_t>(4, std::strtoll(argv[2], nullptr, 10) / 4);
   const bool fast = argc > 3 && std::strcmp(argv[3], "--fast-loading") == 0;
   const std::string text = absl::StrFormat(
-      "HloModule weights\nENTRY main {\n  x = f32[4] parameter(0)\n  w = f32[%d] constant({...})\n"
-      "  s = f32[4] slice(w), slice={[0:4]}\n  ROOT r = f32[4] add(x, s)\n}\n",
+      "HloModule weights\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+      "  ROOT c = f32[] add(a, b)\n}\nENTRY main {\n  x = f32[4] parameter(0)\n"
+      "  w = f32[%d] constant({...})\n  zero = f32[] constant(0)\n"
+      "  t = f32[] reduce(w, zero), dimensions={0}, to_apply=add\n"
+      "  s = f32[4] broadcast(t), dimensions={}\n  ROOT r = f32[4] add(x, s)\n}\n",
       elements);
   absl::StatusOr<std::unique_ptr<hlo::Module>> module = hlo::LoadModule(text, "weights.hlo");
   if (!module.ok()) {

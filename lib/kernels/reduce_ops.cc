@@ -69,8 +69,12 @@ class ReduceKernel : public ReduceLikeKernel {
       return offs;
     };
     base_ = offsets(kept);
-    roff_ = offsets(red);
     reduced_inner_ = !red.empty() && red.back() == in.rank() - 1;
+    // Reducing the trailing dimensions reads offsets 0..R-1 of each row: no
+    // table then (for a gigabyte of weights it would take twice that).
+    trailing_ = reduced_inner_ && red.front() == in.rank() - static_cast<int64_t>(red.size());
+    for (int64_t d : red) reduced_count_ *= in.dims[d];
+    if (!trailing_) roff_ = offsets(red);
     absl::StatusOr<ScalarFn> fn = ScalarFn::Compile(*instr.to_apply());
     if (!fn.ok()) return fn.status();
     fn_ = std::make_unique<ScalarFn>(std::move(*fn));
@@ -86,7 +90,7 @@ class ReduceKernel : public ReduceLikeKernel {
   template <typename T>
   void FastTyped(const Buf& in, const Buf& init, Buf& out) {
     // Accumulate in T (double for floats, int64 for ints).
-    const int64_t O = static_cast<int64_t>(base_.size()), R = static_cast<int64_t>(roff_.size());
+    const int64_t O = static_cast<int64_t>(base_.size()), R = reduced_count_;
     std::vector<T> a(O);
     std::vector<T> vals;
     T init_v;
@@ -106,8 +110,7 @@ class ReduceKernel : public ReduceLikeKernel {
       }
     };
     const Opcode op = fast_op_;
-    bool contiguous = reduced_inner_ && R > 1;
-    for (int64_t r = 0; contiguous && r < R; ++r) contiguous = roff_[r] == r;
+    const bool contiguous = trailing_ && R > 1;
     // Outputs [o0, o1) of the reduction; the two halves go to two threads
     // when the input is big.
     auto run = [&](int64_t o0, int64_t o1) {
@@ -125,12 +128,12 @@ class ReduceKernel : public ReduceLikeKernel {
         for (int64_t o = o0; o < o1; ++o) {
           T s = a[o];
           const int64_t b = base_[o];
-          for (int64_t r = 0; r < R; ++r) s = Combine<T>(op, s, load(b + roff_[r]));
+          for (int64_t r = 0; r < R; ++r) s = Combine<T>(op, s, load(b + Roff(r)));
           a[o] = s;
         }
       } else {
         for (int64_t r = 0; r < R; ++r) {
-          const int64_t ro = roff_[r];
+          const int64_t ro = Roff(r);
           for (int64_t o = o0; o < o1; ++o) a[o] = Combine<T>(op, a[o], load(base_[o] + ro));
         }
       }
@@ -154,7 +157,7 @@ class ReduceKernel : public ReduceLikeKernel {
       return;
     }
     // General: lanes of outputs, reducer applied once per reduced index.
-    const int64_t O = static_cast<int64_t>(base_.size()), R = static_cast<int64_t>(roff_.size());
+    const int64_t O = static_cast<int64_t>(base_.size()), R = reduced_count_;
     std::vector<const void*> params(2 * n_ops_);
     std::vector<const void*> results(n_ops_);
     for (int64_t o0 = 0; o0 < O; o0 += ExprProgram::kTile) {
@@ -175,7 +178,7 @@ class ReduceKernel : public ReduceLikeKernel {
           int es = in.elem_size;
           Domain dom = DomainOf(in.type);
           for (int64_t l = 0; l < n; ++l) {
-            int64_t idx = base_[o0 + l] + roff_[r];
+            int64_t idx = base_[o0 + l] + Roff(r);
             if (dom == Domain::kF32) LoadToDomain(in.type, in.data + idx * es, 1, reinterpret_cast<float*>(val_[i].data()) + l);
             else LoadToDomain(in.type, in.data + idx * es, 1, &val_[i][l]);
           }
@@ -201,7 +204,11 @@ class ReduceKernel : public ReduceLikeKernel {
  private:
   int n_ops_ = 1;
   int threads_ = 2;
-  std::vector<int64_t> base_, roff_;
+  // Offset of the r-th reduced element within an output's row.
+  int64_t Roff(int64_t r) const { return trailing_ ? r : roff_[r]; }
+  std::vector<int64_t> base_, roff_;  // roff_ empty when trailing_
+  bool trailing_ = false;
+  int64_t reduced_count_ = 1;
   bool reduced_inner_ = false;
   std::unique_ptr<ScalarFn> fn_;
   std::vector<ET> types_;

@@ -5,9 +5,14 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "lib/neff/error.h"
@@ -16,6 +21,7 @@ namespace neff {
 namespace {
 
 constexpr uint64_t kMinInitialCapacity = 1 << 20;
+constexpr size_t kMaxThreads = 16;
 
 // A malloc'd buffer grown with realloc: for large sizes glibc moves pages
 // with mremap instead of copying, so growing by doubling stays cheap, and
@@ -71,11 +77,117 @@ absl::Status LimitError(uint64_t limit) {
                                                 "(corrupt, or a decompression bomb)", limit));
 }
 
+// One frame of a zstd stream: where its bytes are, and where its output goes.
+struct ZstdFrame {
+  uint64_t in_offset = 0;
+  uint64_t in_size = 0;
+  uint64_t out_offset = 0;
+  uint64_t content_size = 0;
+};
+
+// Walks the frame headers (no decompression): every frame must be complete
+// and declare a content size that its blocks can actually produce.
+absl::StatusOr<std::vector<ZstdFrame>> ListZstdFrames(std::string_view input) {
+  std::vector<ZstdFrame> frames;
+  uint64_t at = 0, out = 0;
+  while (at < input.size()) {
+    const char* src = input.data() + at;
+    const size_t left = input.size() - at;
+    size_t size = ZSTD_findFrameCompressedSize(src, left);
+    if (ZSTD_isError(size)) {
+      return NeffError(NRT_INVALID, absl::StrFormat("NEFF payload's zstd frame %d (at payload byte %d) is "
+                                                    "truncated or corrupt: %s",
+                                                    frames.size() + 1, at, ZSTD_getErrorName(size)));
+    }
+    unsigned long long content = ZSTD_getFrameContentSize(src, size);
+    if (content == ZSTD_CONTENTSIZE_ERROR) {
+      return NeffError(NRT_INVALID, "NEFF payload is not a valid zstd stream (corrupt or truncated)");
+    }
+    if (content == ZSTD_CONTENTSIZE_UNKNOWN) {
+      return NeffError(NRT_INVALID, "NEFF payload's zstd frame does not declare its size");
+    }
+    // A header's claim beyond what its blocks could produce is corrupt, and
+    // must not size an allocation.
+    unsigned long long bound = ZSTD_decompressBound(src, size);
+    if (bound == ZSTD_CONTENTSIZE_ERROR || content > bound) {
+      return NeffError(NRT_INVALID, absl::StrFormat("NEFF payload's zstd frame %d declares %d bytes, more "
+                                                    "than its blocks can hold (corrupt)",
+                                                    frames.size() + 1, content));
+    }
+    frames.push_back({at, size, out, content});
+    at += size;
+    out += content;
+  }
+  if (frames.empty()) return NeffError(NRT_INVALID, "NEFF payload's zstd stream has no frame");
+  return frames;
+}
+
+// The output buffer, mapped so its pages come lazily (a claimed size costs
+// only what is written). No MADV_HUGEPAGE: with the default THP defrag
+// ("madvise") it makes the faults compact memory synchronously; measured on
+// a shared host, a 1 GiB load took 0.65-2.0 s (up to 2.7 s of system time)
+// with it, a steady 0.85 s without.
+absl::StatusOr<SharedBytes> AllocateOutput(uint64_t size) {
+  SharedBytes out;
+  out.size = size;
+  const uint64_t length = std::max<uint64_t>(size, 1);
+  void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    return NeffError(NRT_FAIL_HOST_MEM_ALLOC,
+                     absl::StrFormat("cannot allocate %d bytes for the decompressed NEFF payload", size));
+  }
+  out.data = std::shared_ptr<const char>(static_cast<const char*>(p),
+                                         [length](const char* q) { ::munmap(const_cast<char*>(q), length); });
+  return out;
+}
+
+// Decompresses every frame into its place in `out`, on up to one thread per
+// core; the first failing frame (in stream order) names the error.
+absl::Status DecompressFrames(std::string_view input, const std::vector<ZstdFrame>& frames, char* out) {
+  const size_t threads =
+      std::min<size_t>({frames.size(), std::max(1u, std::thread::hardware_concurrency()), kMaxThreads});
+  std::vector<absl::Status> errors(frames.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    ZSTD_DCtx* dctx = ZSTD_createDCtx();
+    std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> owner(dctx, ZSTD_freeDCtx);
+    for (size_t i = next++; i < frames.size(); i = next++) {
+      const ZstdFrame& f = frames[i];
+      if (dctx == nullptr) {
+        errors[i] = NeffError(NRT_FAIL_HOST_MEM_ALLOC, "cannot create a zstd context");
+        continue;
+      }
+      size_t n = ZSTD_decompressDCtx(dctx, out + f.out_offset, f.content_size, input.data() + f.in_offset,
+                                     f.in_size);
+      if (ZSTD_isError(n)) {
+        errors[i] = NeffError(NRT_INVALID, absl::StrFormat("NEFF payload does not decompress: zstd frame %d "
+                                                           "of %d: %s",
+                                                           i + 1, frames.size(), ZSTD_getErrorName(n)));
+      } else if (n != f.content_size) {
+        errors[i] = NeffError(NRT_INVALID, absl::StrFormat("NEFF payload's zstd frame %d decompresses to %d "
+                                                           "bytes, not the %d it declares",
+                                                           i + 1, n, f.content_size));
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const absl::Status& e : errors) {
+    if (!e.ok()) return e;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 struct ZstdSink::State {
   ZSTD_CCtx* cctx = nullptr;
   std::string out;
+  uint64_t frame_bytes = 0;
+  uint64_t unframed = 0;    // pledged bytes not yet given to a frame
+  uint64_t frame_left = 0;  // bytes the current frame still expects
 };
 
 ZstdSink::ZstdSink(ByteSink* next) : state_(std::make_unique<State>()), next_(next) {}
@@ -83,7 +195,7 @@ ZstdSink::ZstdSink(ByteSink* next) : state_(std::make_unique<State>()), next_(ne
 ZstdSink::~ZstdSink() { ZSTD_freeCCtx(state_->cctx); }
 
 absl::StatusOr<std::unique_ptr<ZstdSink>> ZstdSink::Create(ByteSink* next, int level,
-                                                           uint64_t pledged_size) {
+                                                           uint64_t pledged_size, uint64_t frame_bytes) {
   std::unique_ptr<ZstdSink> sink(new ZstdSink(next));
   sink->state_->cctx = ZSTD_createCCtx();
   if (sink->state_->cctx == nullptr) return NeffError(NRT_FAIL_HOST_MEM_ALLOC, "cannot create a zstd context");
@@ -101,13 +213,27 @@ absl::StatusOr<std::unique_ptr<ZstdSink>> ZstdSink::Create(ByteSink* next, int l
   if (!ZSTD_isError(workers.error) && workers.upperBound > 0) {
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_nbWorkers, std::min(4, workers.upperBound));
   }
-  if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cctx, pledged_size))) {
-    return NeffError(NRT_FAILURE, "zstd refused the payload size");
-  }
+  sink->state_->frame_bytes = std::max<uint64_t>(frame_bytes, 1);
+  sink->state_->unframed = pledged_size;
+  absl::Status status = sink->StartFrame();
+  if (!status.ok()) return status;
   sink->state_->out.resize(ZSTD_CStreamOutSize());
   return sink;
 }
 
+// Begins the next frame, pledging its exact size so the header records it.
+absl::Status ZstdSink::StartFrame() {
+  State& s = *state_;
+  s.frame_left = std::min(s.frame_bytes, s.unframed);
+  s.unframed -= s.frame_left;
+  ZSTD_CCtx_reset(s.cctx, ZSTD_reset_session_only);
+  if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(s.cctx, s.frame_left))) {
+    return NeffError(NRT_FAILURE, "zstd refused the payload size");
+  }
+  return absl::OkStatus();
+}
+
+// Feeds `input` to the current frame, ending the frame when `end`.
 absl::Status ZstdSink::Drive(std::string_view input, bool end) {
   ZSTD_inBuffer in{input.data(), input.size(), 0};
   while (true) {
@@ -125,9 +251,31 @@ absl::Status ZstdSink::Drive(std::string_view input, bool end) {
   }
 }
 
-absl::Status ZstdSink::Append(std::string_view bytes) { return Drive(bytes, false); }
+absl::Status ZstdSink::Append(std::string_view bytes) {
+  State& s = *state_;
+  while (!bytes.empty()) {
+    if (s.frame_left == 0) {
+      if (s.unframed == 0) return NeffError(NRT_FAILURE, "zstd payload is longer than its pledged size");
+      // A full frame ends here; the next one starts independent of it.
+      absl::Status status = Drive({}, true);
+      if (status.ok()) status = StartFrame();
+      if (!status.ok()) return status;
+    }
+    std::string_view piece = bytes.substr(0, std::min<uint64_t>(bytes.size(), s.frame_left));
+    absl::Status status = Drive(piece, false);
+    if (!status.ok()) return status;
+    s.frame_left -= piece.size();
+    bytes.remove_prefix(piece.size());
+  }
+  return absl::OkStatus();
+}
 
-absl::Status ZstdSink::Finish() { return Drive({}, true); }
+absl::Status ZstdSink::Finish() {
+  if (state_->frame_left != 0 || state_->unframed != 0) {
+    return NeffError(NRT_FAILURE, "zstd payload is shorter than its pledged size");
+  }
+  return Drive({}, true);
+}
 
 bool LooksLikeZstd(std::string_view bytes) {
   return bytes.size() >= 4 && static_cast<unsigned char>(bytes[0]) == 0x28 &&
@@ -141,54 +289,26 @@ bool LooksLikeGzip(std::string_view bytes) {
 }
 
 absl::StatusOr<SharedBytes> DecompressZstd(std::string_view input, uint64_t limit) {
-  unsigned long long declared = ZSTD_findDecompressedSize(input.data(), input.size());
-  if (declared == ZSTD_CONTENTSIZE_ERROR) {
+  if (!LooksLikeZstd(input)) {
     return NeffError(NRT_INVALID, "NEFF payload is not a valid zstd stream (corrupt or truncated)");
   }
-  if (declared == ZSTD_CONTENTSIZE_UNKNOWN) {
-    return NeffError(NRT_INVALID, "NEFF payload's zstd frame does not declare its size");
-  }
-  if (declared > limit) {
-    return NeffError(NRT_INVALID, absl::StrFormat("NEFF payload declares %d decompressed bytes, more than "
-                                                  "the limit of %d (a decompression bomb?)",
-                                                  declared, limit));
-  }
-  GrowableBuffer buffer;
-  // Start from what the compressed size makes plausible, not from the claim.
-  uint64_t initial = std::min<uint64_t>(declared, std::max<uint64_t>(kMinInitialCapacity, input.size() * 8));
-  if (!buffer.Reserve(std::max<uint64_t>(initial, 1))) {
-    return NeffError(NRT_FAIL_HOST_MEM_ALLOC, "cannot allocate memory for the NEFF payload");
-  }
-  ZSTD_DCtx* dctx = ZSTD_createDCtx();
-  if (dctx == nullptr) return NeffError(NRT_FAIL_HOST_MEM_ALLOC, "cannot create a zstd context");
-  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> owner(dctx, ZSTD_freeDCtx);
-  ZSTD_inBuffer in{input.data(), input.size(), 0};
-  size_t last = 0;
-  while (true) {
-    if (buffer.size == buffer.capacity()) {
-      if (buffer.size > declared) break;
-      absl::Status status = Grow(buffer, declared);
-      if (!status.ok()) return status;
+  absl::StatusOr<std::vector<ZstdFrame>> frames = ListZstdFrames(input);
+  if (!frames.ok()) return frames.status();
+  uint64_t declared = 0;
+  for (const ZstdFrame& frame : *frames) {
+    declared += frame.content_size;
+    if (declared > limit) {
+      return NeffError(NRT_INVALID, absl::StrFormat("NEFF payload declares more than %d decompressed bytes, "
+                                                    "the limit (a decompression bomb?)",
+                                                    limit));
     }
-    ZSTD_outBuffer out{buffer.data() + buffer.size, buffer.capacity() - buffer.size, 0};
-    last = ZSTD_decompressStream(dctx, &out, &in);
-    buffer.size += out.pos;
-    if (ZSTD_isError(last)) {
-      return NeffError(NRT_INVALID, absl::StrFormat("NEFF payload does not decompress: zstd: %s",
-                                                    ZSTD_getErrorName(last)));
-    }
-    if (buffer.size > declared) break;
-    if (last == 0 && in.pos == in.size) break;            // every frame complete
-    if (in.pos == in.size && out.pos < out.size) break;  // starved: truncated
   }
-  if (buffer.size > declared) {
-    return NeffError(NRT_INVALID, "NEFF payload decompresses to more bytes than its zstd frame declares");
-  }
-  if (last != 0) return NeffError(NRT_INVALID, "NEFF payload's zstd stream is truncated");
-  if (buffer.size != declared) {
-    return NeffError(NRT_INVALID, "NEFF payload decompresses to fewer bytes than its zstd frame declares");
-  }
-  return buffer.Release();
+  absl::StatusOr<SharedBytes> buffer = AllocateOutput(declared);
+  if (!buffer.ok()) return buffer.status();
+  char* out = const_cast<char*>(buffer->data.get());
+  absl::Status status = DecompressFrames(input, *frames, out);
+  if (!status.ok()) return status;
+  return buffer;
 }
 
 absl::StatusOr<SharedBytes> InflateGzip(std::string_view input, uint64_t limit) {

@@ -23,13 +23,19 @@ struct SharedBytes {
   std::string_view view() const { return {data.get(), size}; }
 };
 
-// Compresses everything appended into one zstd frame written to `next`.
-// `pledged_size` (the exact number of bytes that will be appended) is
-// recorded in the frame header; readers use it as the declared size.
+// Input bytes per zstd frame by default (WriteOptions::zstd_frame_bytes).
+constexpr uint64_t kZstdFrameBytes = 8ull << 20;
+
+// Compresses everything appended into a stream of independent zstd frames
+// (one per `frame_bytes` of input; their concatenation is a standard zstd
+// stream that `zstd -d` reads) written to `next`. `pledged_size` (the exact
+// number of bytes that will be appended) fixes each frame's content size,
+// recorded in its header; readers use it to place the frame's output.
 class ZstdSink : public ByteSink {
  public:
   static absl::StatusOr<std::unique_ptr<ZstdSink>> Create(ByteSink* next, int level,
-                                                          uint64_t pledged_size);
+                                                          uint64_t pledged_size,
+                                                          uint64_t frame_bytes = kZstdFrameBytes);
   ~ZstdSink() override;
   absl::Status Append(std::string_view bytes) override;
   // Ends the frame; must be called once after the last Append.
@@ -39,6 +45,7 @@ class ZstdSink : public ByteSink {
   struct State;
   explicit ZstdSink(ByteSink* next);
   absl::Status Drive(std::string_view input, bool end);
+  absl::Status StartFrame();
   std::unique_ptr<State> state_;
   ByteSink* next_;
 };
@@ -46,8 +53,11 @@ class ZstdSink : public ByteSink {
 bool LooksLikeZstd(std::string_view bytes);
 bool LooksLikeGzip(std::string_view bytes);
 
-// Decompresses zstd frames. Every frame must declare its content size; the
-// total must not exceed `limit`, and the output must match the declaration.
+// Decompresses a stream of zstd frames. Every frame must declare its content
+// size; the total must not exceed `limit`, and each frame's output must match
+// its declaration. Several frames are decompressed on parallel threads, each
+// into its own place of one buffer; a single-frame stream (older NEFFs) takes
+// one thread.
 absl::StatusOr<SharedBytes> DecompressZstd(std::string_view input, uint64_t limit);
 
 // Decompresses a gzip stream (RFC 1952), refusing more than `limit` bytes.

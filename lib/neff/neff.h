@@ -39,6 +39,9 @@ struct WriteOptions {
   // Compress the payload with zstd (the default). Ignored when fast_loading.
   bool compress = true;
   int compression_level = 3;
+  // Tar bytes per zstd frame: independent frames let the loader decompress
+  // them in parallel. 0 writes one frame, as older writers did.
+  uint64_t zstd_frame_bytes = 8ull << 20;
   // --enable-fast-loading-neuron-binaries: plain tar, every non-empty file's
   // data starting at a 4 KiB offset of the NEFF file so it can be mapped.
   bool fast_loading = false;

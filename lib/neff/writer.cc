@@ -97,7 +97,8 @@ absl::StatusOr<Header> WritePayload(const std::vector<Member>& members, const Wr
   Digest digest(DigestKind::kSha256, out);
   if (Compressed(options)) {
     absl::StatusOr<std::unique_ptr<ZstdSink>> zstd =
-        ZstdSink::Create(&digest, options.compression_level, *tar_size);
+        ZstdSink::Create(&digest, options.compression_level, *tar_size,
+                         options.zstd_frame_bytes == 0 ? UINT64_MAX : options.zstd_frame_bytes);
     if (!zstd.ok()) return zstd.status();
     absl::Status status = WriteTar(zstd->get(), members, options);
     if (status.ok()) status = (*zstd)->Finish();

@@ -18,10 +18,10 @@ std::string RandomText(size_t size, unsigned seed) {
   return out;
 }
 
-std::string ZstdViaSink(const std::string& input) {
+std::string ZstdViaSink(const std::string& input, uint64_t frame_bytes = kZstdFrameBytes) {
   std::string out;
   StringSink sink(&out);
-  absl::StatusOr<std::unique_ptr<ZstdSink>> zstd = ZstdSink::Create(&sink, 3, input.size());
+  absl::StatusOr<std::unique_ptr<ZstdSink>> zstd = ZstdSink::Create(&sink, 3, input.size(), frame_bytes);
   EXPECT_TRUE(zstd.ok());
   // In uneven pieces, as the tar writer feeds it.
   for (size_t at = 0; at < input.size(); at += 777) {
@@ -90,6 +90,79 @@ TEST(Zstd, TruncatedOrCorruptStreamsFail) {
   flipped[flipped.size() / 2] ^= 0x10;
   EXPECT_FALSE(DecompressZstd(flipped, 1 << 30).ok());  // the frame checksum catches it
   EXPECT_FALSE(DecompressZstd("not zstd at all", 1 << 30).ok());
+}
+
+// Frame sizes of a stream, walking its frame headers.
+std::vector<unsigned long long> FrameContentSizes(std::string_view stream) {
+  std::vector<unsigned long long> sizes;
+  while (!stream.empty()) {
+    size_t n = ZSTD_findFrameCompressedSize(stream.data(), stream.size());
+    EXPECT_FALSE(ZSTD_isError(n));
+    if (ZSTD_isError(n)) break;
+    sizes.push_back(ZSTD_getFrameContentSize(stream.data(), n));
+    stream.remove_prefix(n);
+  }
+  return sizes;
+}
+
+TEST(Zstd, SplitsIntoIndependentFramesThatRoundTrip) {
+  std::string input = RandomText(1000000, 5);
+  std::string framed = ZstdViaSink(input, 300000);
+  EXPECT_EQ(FrameContentSizes(framed), (std::vector<unsigned long long>{300000, 300000, 300000, 100000}));
+  // A standard reader of concatenated frames (zstd -d) gets the input back...
+  std::string plain(input.size(), '\0');
+  EXPECT_EQ(ZSTD_decompress(plain.data(), plain.size(), framed.data(), framed.size()), input.size());
+  EXPECT_TRUE(plain == input);
+  // ...and so does ours, as from the single frame older writers made.
+  for (const std::string& stream : {framed, ZstdViaSink(input, UINT64_MAX)}) {
+    absl::StatusOr<SharedBytes> out = DecompressZstd(stream, 1 << 30);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_TRUE(out->view() == input);
+  }
+  EXPECT_EQ(FrameContentSizes(ZstdViaSink(input, UINT64_MAX)).size(), 1u);
+}
+
+TEST(Zstd, FrameCountMatchesExactMultiples) {
+  std::string input = RandomText(600000, 6);
+  EXPECT_EQ(FrameContentSizes(ZstdViaSink(input, 300000)).size(), 2u);  // no empty third frame
+  absl::StatusOr<SharedBytes> out = DecompressZstd(ZstdViaSink(input, 300000), 1 << 30);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(out->view() == input);
+}
+
+TEST(Zstd, AFrameCutShortOrCorruptFailsWithOneError) {
+  std::string input = RandomText(1000000, 7);
+  std::string framed = ZstdViaSink(input, 300000);
+  size_t first = ZSTD_findFrameCompressedSize(framed.data(), framed.size());
+  size_t second = ZSTD_findFrameCompressedSize(framed.data() + first, framed.size() - first);
+  // The stream ends inside the second frame.
+  absl::StatusOr<SharedBytes> out = DecompressZstd(framed.substr(0, first + second / 2), 1 << 30);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(NrtStatusOf(out.status()), NRT_INVALID);
+  EXPECT_NE(out.status().message().find("frame 2"), std::string::npos) << out.status().message();
+  EXPECT_NE(out.status().message().find("truncated"), std::string::npos) << out.status().message();
+  // A flipped byte inside the third frame: its checksum (or block) fails.
+  std::string flipped = framed;
+  flipped[first + second + 1000] ^= 0x10;
+  out = DecompressZstd(flipped, 1 << 30);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(NrtStatusOf(out.status()), NRT_INVALID);
+  EXPECT_NE(out.status().message().find("frame 3"), std::string::npos) << out.status().message();
+  // Garbage after complete frames is not a frame.
+  EXPECT_FALSE(DecompressZstd(framed + "junk", 1 << 30).ok());
+}
+
+TEST(Zstd, SizesBeyondThePledgeAreRefused) {
+  std::string out;
+  StringSink sink(&out);
+  absl::StatusOr<std::unique_ptr<ZstdSink>> zstd = ZstdSink::Create(&sink, 3, 10, 4);
+  ASSERT_TRUE(zstd.ok());
+  EXPECT_TRUE((*zstd)->Append("0123456789").ok());
+  EXPECT_FALSE((*zstd)->Append("x").ok());
+  absl::StatusOr<std::unique_ptr<ZstdSink>> short_one = ZstdSink::Create(&sink, 3, 10, 4);
+  ASSERT_TRUE(short_one.ok());
+  EXPECT_TRUE((*short_one)->Append("01234").ok());
+  EXPECT_FALSE((*short_one)->Finish().ok());
 }
 
 TEST(Gzip, InflatesWithinTheLimit) {

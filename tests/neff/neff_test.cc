@@ -207,6 +207,54 @@ TEST(Neff, EveryTruncationIsInvalid) {
   }
 }
 
+// Independent zstd frames (parallel decompression) read back exactly like the
+// single frame older writers made, which still loads.
+TEST(Neff, MultiFramePayloadMatchesSingleFrame) {
+  Fixture f;
+  f.w0 = Weights(100000, 3);
+  WriteOptions many = Options(true, false);
+  many.zstd_frame_bytes = 4096;
+  WriteOptions one = Options(true, false);
+  one.zstd_frame_bytes = 0;
+  std::string a = *Write(f.Members(), many), b = *Write(f.Members(), one);
+  std::string_view payload_a = std::string_view(a).substr(kHeaderSize);
+  EXPECT_LT(ZSTD_findFrameCompressedSize(payload_a.data(), payload_a.size()), payload_a.size());
+  std::string_view payload_b = std::string_view(b).substr(kHeaderSize);
+  EXPECT_EQ(ZSTD_findFrameCompressedSize(payload_b.data(), payload_b.size()), payload_b.size());
+  absl::StatusOr<Package> pa = Read(a, ReadOptions{}), pb = Read(b, ReadOptions{});
+  ASSERT_TRUE(pa.ok()) << pa.status();
+  ASSERT_TRUE(pb.ok()) << pb.status();
+  ASSERT_EQ(pa->entries.size(), pb->entries.size());
+  for (size_t i = 0; i < pa->entries.size(); ++i) {
+    EXPECT_EQ(pa->entries[i].name, pb->entries[i].name);
+    EXPECT_TRUE(pa->entries[i].data == pb->entries[i].data) << pa->entries[i].name;
+  }
+  EXPECT_TRUE(pa->Find("constants/w0.npy")->data == f.w0);
+}
+
+// A frame cut short inside a payload whose header size still matches (so
+// only the frames can tell) fails with one error naming the file.
+TEST(NeffFile, AFrameCutShortNamesTheFileAndTheFrame) {
+  Fixture f;
+  f.w0 = Weights(100000, 4);
+  WriteOptions o = Options(true, false);
+  o.zstd_frame_bytes = 16384;
+  std::string bytes = *Write(f.Members(), o);
+  std::string_view payload = std::string_view(bytes).substr(kHeaderSize);
+  size_t first = ZSTD_findFrameCompressedSize(payload.data(), payload.size());
+  ASSERT_LT(first, payload.size());
+  bytes.erase(kHeaderSize + first + 100, 200);  // inside the second frame
+  PutLe(bytes, kOffDataSize, bytes.size() - kHeaderSize, 8);
+  ASSERT_EQ(ReadHeaderOnly(bytes)->data_size, bytes.size() - kHeaderSize);
+  std::string path = neuron::testing::MakeTempDir() + "/cut.neff";
+  std::ofstream(path, std::ios::binary) << bytes;
+  absl::StatusOr<Package> pkg = ReadFile(path, ReadOptions{});
+  ASSERT_FALSE(pkg.ok());
+  EXPECT_EQ(NrtStatusOf(pkg.status()), NRT_INVALID);
+  EXPECT_EQ(pkg.status().message().find(path), 0u) << pkg.status().message();
+  EXPECT_NE(pkg.status().message().find("zstd frame"), std::string::npos) << pkg.status().message();
+}
+
 TEST(Neff, TrailingBytesAreInvalid) {
   std::string bytes = *Write(Fixture().Members(), Options(true, false)) + "x";
   ExpectError(Read(bytes, ReadOptions{}).status(), NRT_INVALID, "1 unexpected bytes");

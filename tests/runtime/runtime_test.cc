@@ -556,7 +556,8 @@ namespace neuron::runtime {
 namespace {
 
 // Weights larger than 1 KiB live in the NEFF's constants/ members and are
-// used in place (fast-loading) or from the decompressed payload: either way
+// used in place (fast-loading) or from the decompressed payload (however many
+// zstd frames it has): either way
 // the executed values must be the weights' own.
 TEST_F(RuntimeTest, MemberHeldWeightsReachTheExecutionInEveryLayout) {
   constexpr int kN = 1024;
@@ -569,10 +570,19 @@ TEST_F(RuntimeTest, MemberHeldWeightsReachTheExecutionInEveryLayout) {
   const std::string hlo = "HloModule weights\nENTRY main {\n  x = f32[1024] parameter(0)\n"
                           "  w = f32[1024] constant({" + values + "})\n"
                           "  ROOT y = f32[1024] add(x, w)\n}\n";
-  for (bool fast : {false, true}) {
-    SCOPED_TRACE(fast ? "fast-loading" : "compressed");
+  // Compressed as many small frames (decompressed in parallel), as one frame
+  // (older NEFFs), and fast-loading.
+  struct Layout {
+    const char* label;
+    bool fast;
+    uint64_t frame_bytes;
+  };
+  for (const Layout& layout : {Layout{"compressed, 1 KiB frames", false, 1024},
+                               Layout{"compressed, one frame", false, 0}, Layout{"fast-loading", true, 0}}) {
+    SCOPED_TRACE(layout.label);
     testing::TestNeffOptions options;
-    options.fast_loading = fast;
+    options.fast_loading = layout.fast;
+    options.zstd_frame_bytes = layout.frame_bytes;
     absl::StatusOr<std::string> neff = testing::BuildTestNeff(hlo, options);
     ASSERT_TRUE(neff.ok()) << neff.status();
     std::unique_ptr<Runtime> rt = Init();

@@ -64,6 +64,7 @@ absl::StatusOr<std::string> BuildTestNeff(const std::string& hlo_text,
   write.name = m.name;
   write.lnc_size = options.lnc;
   write.fast_loading = options.fast_loading;
+  write.zstd_frame_bytes = options.zstd_frame_bytes;
   absl::StatusOr<std::string> bytes = neff::Write(*members, write);
   if (!bytes.ok()) return bytes.status();
   if (options.version_major != 0) {

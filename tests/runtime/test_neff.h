@@ -16,6 +16,8 @@ struct TestNeffOptions {
   std::string target = "trn1";
   uint32_t lnc = 1;
   bool fast_loading = false;
+  // Tar bytes per zstd frame of a compressed NEFF; 0: one frame.
+  uint64_t zstd_frame_bytes = 8ull << 20;
   // Patch the header's format version (0 = leave the writer's).
   uint64_t version_major = 0;
 };
