@@ -42,3 +42,33 @@ json_field() { /usr/bin/python3 -c "import json,sys; d=json.load(open('$1')); pr
 # OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE, which halve its speed on this CPU
 # (reference/build-notes.md); they are removed for this command only.
 numpy_peer() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 "$@"; }
+
+# The 3-layer, 1024-wide MLP at batch 256 that bench/exec_mlp*.sh run:
+# mlp_hlo TYPE prints it with every array of element type TYPE.
+mlp_hlo() {
+  sed "s/T\[/$1[/g" <<'HLO'
+HloModule mlp
+ENTRY main {
+  x = T[256,1024] parameter(0)
+  w1 = T[1024,1024] parameter(1)
+  b1 = T[1024] parameter(2)
+  w2 = T[1024,1024] parameter(3)
+  b2 = T[1024] parameter(4)
+  w3 = T[1024,1024] parameter(5)
+  b3 = T[1024] parameter(6)
+  zero = T[] constant(0)
+  zeros = T[256,1024] broadcast(zero), dimensions={}
+  d1 = T[256,1024] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb1 = T[256,1024] broadcast(b1), dimensions={1}
+  a1 = T[256,1024] add(d1, bb1)
+  h1 = T[256,1024] maximum(a1, zeros)
+  d2 = T[256,1024] dot(h1, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb2 = T[256,1024] broadcast(b2), dimensions={1}
+  a2 = T[256,1024] add(d2, bb2)
+  h2 = T[256,1024] maximum(a2, zeros)
+  d3 = T[256,1024] dot(h2, w3), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb3 = T[256,1024] broadcast(b3), dimensions={1}
+  ROOT out = T[256,1024] add(d3, bb3)
+}
+HLO
+}

@@ -12,31 +12,7 @@ source "$(dirname "$0")/bench_common.sh"
 runs="${1:-50}"
 bench_build neuron-compile neuron-exec bench:gemm_peer
 
-cat >"$SCRATCH/mlp.hlo" <<'HLO'
-HloModule mlp
-ENTRY main {
-  x = f32[256,1024] parameter(0)
-  w1 = f32[1024,1024] parameter(1)
-  b1 = f32[1024] parameter(2)
-  w2 = f32[1024,1024] parameter(3)
-  b2 = f32[1024] parameter(4)
-  w3 = f32[1024,1024] parameter(5)
-  b3 = f32[1024] parameter(6)
-  zero = f32[] constant(0)
-  zeros = f32[256,1024] broadcast(zero), dimensions={}
-  d1 = f32[256,1024] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  bb1 = f32[256,1024] broadcast(b1), dimensions={1}
-  a1 = f32[256,1024] add(d1, bb1)
-  h1 = f32[256,1024] maximum(a1, zeros)
-  d2 = f32[256,1024] dot(h1, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  bb2 = f32[256,1024] broadcast(b2), dimensions={1}
-  a2 = f32[256,1024] add(d2, bb2)
-  h2 = f32[256,1024] maximum(a2, zeros)
-  d3 = f32[256,1024] dot(h2, w3), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  bb3 = f32[256,1024] broadcast(b3), dimensions={1}
-  ROOT out = f32[256,1024] add(d3, bb3)
-}
-HLO
+mlp_hlo f32 >"$SCRATCH/mlp.hlo"
 "$OUT/neuron-compile" compile "$SCRATCH/mlp.hlo" --target trn1 -o "$SCRATCH/mlp.neff"
 "$OUT/neuron-exec" "$SCRATCH/mlp.neff" --random-inputs -w 5 -n "$runs" --json >"$SCRATCH/ours.json"
 ours=$(json_field "$SCRATCH/ours.json" 'd["benchmark"]["latency_us"]["min"]')
