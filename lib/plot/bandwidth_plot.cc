@@ -30,19 +30,24 @@ absl::StatusOr<std::string> RenderBandwidthSvg(const Drawer& drawer, std::string
     const double h = (high - low - gap) / 2;
     const Panel top{0.13, 0.94, high - h, high};
     const Panel bottom{0.13, 0.94, low, low + h};
+    // Every series' `field` against size on the panel whose axis is y.
+    auto draw_series = [&](const Axis& y, double BandwidthPoint::*field) {
+      for (size_t k = 0; k < series.size(); ++k) {
+        std::vector<double> xs, ys;
+        for (const BandwidthPoint& p : series[k].points) {
+          xs.push_back(p.bytes);
+          ys.push_back(p.*field);
+        }
+        DrawSeries(x, y, xs, ys, StyleFor(static_cast<int>(k), series[k].compared), true, true);
+      }
+    };
     std::vector<LegendEntry> legend;
+    for (size_t k = 0; k < series.size(); ++k) {
+      legend.push_back({series[k].label, StyleFor(static_cast<int>(k), series[k].compared)});
+    }
     DrawPanel(top, x, y_bw, "", "busbw (GB/s)",
               "bus bandwidth, GB = 2^30 bytes (higher is better)");
-    for (size_t k = 0; k < series.size(); ++k) {
-      std::vector<double> xs, ys;
-      for (const BandwidthPoint& p : series[k].points) {
-        xs.push_back(p.bytes);
-        ys.push_back(p.busbw_gbs);
-      }
-      const SeriesStyle style = StyleFor(static_cast<int>(k), series[k].compared);
-      DrawSeries(x, y_bw, xs, ys, style, true, true);
-      legend.push_back({series[k].label, style});
-    }
+    draw_series(y_bw, &BandwidthPoint::busbw_gbs);
     if (!std::any_of(busbw.begin(), busbw.end(), [](double v) { return v > 0; })) {
       // One rank (or point-to-point to itself) moves nothing over the bus.
       Pl().plptex(x.Map(x.lo) + (x.Map(x.hi) - x.Map(x.lo)) / 2, y_bw.Map(y_bw.lo) + 0.5, 0, 0,
@@ -50,15 +55,7 @@ absl::StatusOr<std::string> RenderBandwidthSvg(const Drawer& drawer, std::string
     }
     DrawPanel(bottom, x, y_time, "message size", "time per iteration (us)",
               "time (lower is better)");
-    for (size_t k = 0; k < series.size(); ++k) {
-      std::vector<double> xs, ys;
-      for (const BandwidthPoint& p : series[k].points) {
-        xs.push_back(p.bytes);
-        ys.push_back(p.time_us);
-      }
-      DrawSeries(x, y_time, xs, ys, StyleFor(static_cast<int>(k), series[k].compared), true,
-                 true);
-    }
+    draw_series(y_time, &BandwidthPoint::time_us);
     DrawLegend(legend, Panel{0.05, 0.96, 0.005, legend_h});
   };
   return RenderSvg(drawer, PageSize{}, draw);

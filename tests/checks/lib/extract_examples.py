@@ -81,8 +81,8 @@ def readme_examples(path):
             continue
         if block is not None:
             block.append((i, text))
-        elif text.strip():
-            marker = None if not text.startswith("<!--") else marker
+        elif text.strip() and not text.lstrip().startswith("<!--"):
+            skip, marker = None, None  # a mark holds for the block right after it
 
 
 def man_text(text):
