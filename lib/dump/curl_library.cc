@@ -1,12 +1,11 @@
 #include "lib/dump/curl_library.h"
 
-#include <dlfcn.h>
-
 #include <optional>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "lib/support/shared_library.h"
 
 namespace neuron::dump {
 namespace {
@@ -17,17 +16,18 @@ std::optional<absl::Status> loaded ABSL_GUARDED_BY(mutex);  // unset: not tried 
 CurlLibrary library;
 
 absl::Status Load(const char* name) {
-  void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
+  absl::StatusOr<void*> handle = OpenSharedLibrary({name});
+  if (!handle.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
         name, " cannot be loaded, so nothing can be sent over HTTP (Debian package libcurl4): ",
-        dlerror()));
+        handle.status().message()));
   }
   CurlLibrary found;
-#define NEURON_CURL_RESOLVE(fn)                                                              \
-  found.fn = reinterpret_cast<decltype(found.fn)>(dlsym(handle, #fn));                       \
-  if (found.fn == nullptr) {                                                                 \
-    return absl::FailedPreconditionError(absl::StrCat(name, " lacks " #fn ": ", dlerror())); \
+#define NEURON_CURL_RESOLVE(fn)                                                  \
+  if (absl::StatusOr<void*> f = FindSymbol(*handle, name, #fn); f.ok()) {        \
+    found.fn = reinterpret_cast<decltype(found.fn)>(*f);                         \
+  } else {                                                                       \
+    return f.status();                                                           \
   }
   NEURON_CURL_FUNCTIONS(NEURON_CURL_RESOLVE)
 #undef NEURON_CURL_RESOLVE
