@@ -1,8 +1,16 @@
 #include "lib/kernels/thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace neuron::kernels {
+namespace {
+
+std::atomic<ThreadPool::TeamRunner> g_team_runner{nullptr};
+
+}  // namespace
+
+void ThreadPool::SetTeamRunner(TeamRunner runner) { g_team_runner = runner; }
 
 ThreadPool& ThreadPool::Global() {
   static ThreadPool* pool = new ThreadPool(
@@ -46,6 +54,10 @@ void ThreadPool::WorkerLoop(int index) {
 
 void ThreadPool::Run(int parts, const std::function<void(int)>& fn) {
   parts = std::min(parts, max_parallelism());
+  if (TeamRunner team = g_team_runner.load(std::memory_order_acquire); team != nullptr && parts > 1) {
+    team(parts, fn);
+    return;
+  }
   bool serial = parts <= 1;
   if (!serial) {
     std::lock_guard<std::mutex> lock(mu_);

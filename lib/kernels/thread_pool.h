@@ -29,6 +29,15 @@ class ThreadPool {
   // call from inside fn runs serially.
   void Run(int parts, const std::function<void(int)>& fn);
 
+  // Another team of threads to run every later Run() on instead of this
+  // pool's workers; it must call fn(0) .. fn(parts-1), each once, and
+  // return when all are done. Set once oneDNN's OpenMP team exists, so the
+  // kernels between two products run on the threads that just did the
+  // product (still spinning, so no wake-up) instead of a second set of
+  // threads competing with them for the cores.
+  using TeamRunner = void (*)(int parts, const std::function<void(int)>& fn);
+  static void SetTeamRunner(TeamRunner runner);
+
  private:
   void WorkerLoop(int index);
   std::vector<std::thread> workers_;
