@@ -8,40 +8,8 @@
 namespace neuron::hlo {
 namespace {
 
-// How a format spends its top exponent code on inf/NaN.
-enum class Special {
-  kIeee,    // all-ones exponent: inf (mantissa 0) or NaN
-  kFn,      // no inf; all-ones exponent and mantissa is NaN
-  kFnuz,    // no inf, no -0; the pattern "sign only" is NaN
-  kNone,    // neither inf nor NaN (f4/f6)
-  kE8M0,    // unsigned powers of two; all ones is NaN
-};
-
-struct Format {
-  int ebits;
-  int mbits;
-  int bias;
-  Special special;
-};
-
-bool FormatOf(ElementType type, Format* f) {
-  switch (type) {
-    case ElementType::kF16: *f = {5, 10, 15, Special::kIeee}; return true;
-    case ElementType::kBF16: *f = {8, 7, 127, Special::kIeee}; return true;
-    case ElementType::kF8E5M2: *f = {5, 2, 15, Special::kIeee}; return true;
-    case ElementType::kF8E4M3: *f = {4, 3, 7, Special::kIeee}; return true;
-    case ElementType::kF8E4M3FN: *f = {4, 3, 7, Special::kFn}; return true;
-    case ElementType::kF8E4M3B11FNUZ: *f = {4, 3, 11, Special::kFnuz}; return true;
-    case ElementType::kF8E3M4: *f = {3, 4, 3, Special::kIeee}; return true;
-    case ElementType::kF8E5M2FNUZ: *f = {5, 2, 16, Special::kFnuz}; return true;
-    case ElementType::kF8E4M3FNUZ: *f = {4, 3, 8, Special::kFnuz}; return true;
-    case ElementType::kF4E2M1FN: *f = {2, 1, 1, Special::kNone}; return true;
-    case ElementType::kF6E3M2FN: *f = {3, 2, 3, Special::kNone}; return true;
-    case ElementType::kF6E2M3FN: *f = {2, 3, 1, Special::kNone}; return true;
-    case ElementType::kF8E8M0FNU: *f = {8, 0, 127, Special::kE8M0}; return true;
-    default: return false;
-  }
-}
+using Special = FloatSpecial;
+using Format = FloatFormat;
 
 uint64_t NanBits(const Format& f) {
   uint64_t emax = (uint64_t{1} << f.ebits) - 1;
@@ -81,6 +49,25 @@ uint64_t EncodeMagnitude(const Format& f, double a) {
 
 }  // namespace
 
+bool FloatFormatOf(ElementType type, FloatFormat* f) {
+  switch (type) {
+    case ElementType::kF16: *f = {5, 10, 15, Special::kIeee}; return true;
+    case ElementType::kBF16: *f = {8, 7, 127, Special::kIeee}; return true;
+    case ElementType::kF8E5M2: *f = {5, 2, 15, Special::kIeee}; return true;
+    case ElementType::kF8E4M3: *f = {4, 3, 7, Special::kIeee}; return true;
+    case ElementType::kF8E4M3FN: *f = {4, 3, 7, Special::kFn}; return true;
+    case ElementType::kF8E4M3B11FNUZ: *f = {4, 3, 11, Special::kFnuz}; return true;
+    case ElementType::kF8E3M4: *f = {3, 4, 3, Special::kIeee}; return true;
+    case ElementType::kF8E5M2FNUZ: *f = {5, 2, 16, Special::kFnuz}; return true;
+    case ElementType::kF8E4M3FNUZ: *f = {4, 3, 8, Special::kFnuz}; return true;
+    case ElementType::kF4E2M1FN: *f = {2, 1, 1, Special::kNone}; return true;
+    case ElementType::kF6E3M2FN: *f = {3, 2, 3, Special::kNone}; return true;
+    case ElementType::kF6E2M3FN: *f = {2, 3, 1, Special::kNone}; return true;
+    case ElementType::kF8E8M0FNU: *f = {8, 0, 127, Special::kE8M0}; return true;
+    default: return false;
+  }
+}
+
 uint64_t EncodeFloat(ElementType type, double value) {
   if (type == ElementType::kF64) {
     uint64_t bits;
@@ -94,7 +81,7 @@ uint64_t EncodeFloat(ElementType type, double value) {
     return bits;
   }
   Format f;
-  if (!FormatOf(type, &f)) return 0;
+  if (!FloatFormatOf(type, &f)) return 0;
   if (f.special == Special::kE8M0) {
     if (std::isnan(value) || value <= 0) return NanBits(f);
     double e = std::nearbyint(std::log2(value));
@@ -150,7 +137,7 @@ double DecodeFloat(ElementType type, uint64_t bits) {
     return v;
   }
   Format f;
-  if (!FormatOf(type, &f)) return 0;
+  if (!FloatFormatOf(type, &f)) return 0;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (f.special == Special::kE8M0) {
     bits &= 0xff;

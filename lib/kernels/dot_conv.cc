@@ -56,6 +56,24 @@ class OperandPrep {
     Transpose(in, perm_, permuted_);
     return permuted_.data;
   }
+  // Permute()'s result as bf16 (IsByteFloat types), for the bf16 matmul.
+  const uint16_t* ToBf16(const uint8_t* permuted) {
+    const int64_t n = permuted_.count;
+    uint16_t* dst = reinterpret_cast<uint16_t*>(bf16_.data());
+    int parts = std::min(GemmThreads(), ThreadPool::Global().max_parallelism());
+    if (n < (int64_t{1} << 18) || parts < 2) {
+      ByteFloatToBf16(type_, permuted, n, dst);
+      return dst;
+    }
+    ThreadPool::Global().Run(parts, [&](int p) {
+      int64_t i0 = n * p / parts / 64 * 64, i1 = p + 1 == parts ? n : n * (p + 1) / parts / 64 * 64;
+      ByteFloatToBf16(type_, permuted + i0, i1 - i0, dst + i0);
+    });
+    return dst;
+  }
+  // Sizes the bf16 copy ToBf16 needs.
+  void NeedBf16() { bf16_.resize(permuted_.count * 2 + 16); }
+
   // Permute()'s result in the compute domain. Big operands (bf16 weights
   // on the fallback path) are split over the GEMM's threads: a single
   // thread converted them at a third of the memory bandwidth.
@@ -83,6 +101,7 @@ class OperandPrep {
   Buf permuted_;
   LazyScratch perm_bytes_;
   LazyScratch domain_;
+  LazyScratch bf16_;
 };
 
 Domain ComputeDomain(ET a, ET b, ET out) {
@@ -213,11 +232,33 @@ class GeneralDot : public DotKernel {
     // the instructions (the widening below stays as its fallback).
     low_precision_ = lhs.type == rhs.type && (out.type == ET::kF32 || out.type == lhs.type) &&
                      LowPrecisionGemmAvailable(lhs.type);
+    // f8 (f6, f4) operands: exact in bf16, so widened to bf16 (half the
+    // bytes of f32) for the same matmul, with an f32 (or bf16) result.
+    byte_floats_ = IsByteFloat(lhs.type) && IsByteFloat(rhs.type) &&
+                   DomainOf(out.type) == Domain::kF32 && LowPrecisionGemmAvailable(ET::kBF16);
+    if (byte_floats_) {
+      lhs_.NeedBf16();
+      rhs_.NeedBf16();
+    }
     out_type_ = out.type;
     return absl::OkStatus();
   }
 
   void Run(const Buf& lhs, const Buf& rhs, Buf& out) override {
+    if (byte_floats_) {
+      const uint8_t* a = lhs_.Permute(lhs);
+      const uint8_t* b = rhs_.Permute(rhs);
+      const ET result = out_type_ == ET::kBF16 ? ET::kBF16 : ET::kF32;
+      void* c = result == out_type_ ? static_cast<void*>(out.data) : result_.data();
+      if (LowPrecisionGemm(ET::kBF16, result, batch_, m_, n_, k_, ta_, lhs_.ToBf16(a), tb_,
+                           rhs_.ToBf16(b), c)) {
+        if (c != out.data) StoreResult(dom_, c, out);
+        return;
+      }
+      BatchedGemm(dom_, batch_, m_, n_, k_, ta_, lhs_.Widen(a), tb_, rhs_.Widen(b), Result(out));
+      if (!out_in_place_) StoreResult(dom_, result_.data(), out);
+      return;
+    }
     if (low_precision_) {
       const uint8_t* a = lhs_.Permute(lhs);
       const uint8_t* b = rhs_.Permute(rhs);
@@ -247,6 +288,7 @@ class GeneralDot : public DotKernel {
   ET lhs_type_ = ET::kInvalid, rhs_type_ = ET::kInvalid, out_type_ = ET::kInvalid;
   int64_t batch_ = 1, m_ = 1, n_ = 1, k_ = 1;
   bool ta_ = false, tb_ = false, out_in_place_ = false, low_precision_ = false;
+  bool byte_floats_ = false;
   OperandPrep lhs_, rhs_;
   LazyScratch result_;
 };

@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <mutex>
 
 #include "lib/hlo/float_types.h"
+#include "lib/kernels/narrow_float_encoder.h"
 
 namespace neuron::kernels {
 namespace {
@@ -52,7 +54,8 @@ float RoundNarrow(ET type, float v) {
     case ET::kBF16: return Bf16ToF32(F32ToBf16(v));
     case ET::kF16: return F16ToF32(F32ToF16(v));
     default:
-      return DecodeTable(type)[hlo::EncodeFloat(type, v) & 0xff];
+      return DecodeTable(type)[HasNarrowFloatEncoder(type) ? EncodeNarrowFloat(type, v)
+                                                           : hlo::EncodeFloat(type, v) & 0xff];
   }
 }
 
@@ -95,6 +98,31 @@ Domain DomainOf(ET type) {
 bool IsSupportedElementType(ET type) {
   return hlo::IsArrayType(type) &&
          (!hlo::IsComplex(type) || type == ET::kC64 || type == ET::kC128);
+}
+
+bool IsByteFloat(ET type) {
+  // Not f8e8m0fnu: its 2^-127 is a bf16 subnormal, which bf16 dot
+  // instructions read as zero.
+  return hlo::IsFloatingPoint(type) && hlo::BitWidth(type) <= 8 && type != ET::kF8E8M0FNU;
+}
+
+void ByteFloatToBf16(ET type, const uint8_t* src, int64_t n, uint16_t* dst) {
+  // The f32 value's top half is its bf16 (exact here): gather 8 values,
+  // keep the high 16 bits of each.
+  const float* table = DecodeTable(type);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i codes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m256i lo = _mm256_srli_epi32(
+        _mm256_castps_si256(_mm256_i32gather_ps(table, _mm256_cvtepu8_epi32(codes), 4)), 16);
+    const __m256i hi = _mm256_srli_epi32(
+        _mm256_castps_si256(_mm256_i32gather_ps(table, _mm256_cvtepu8_epi32(_mm_srli_si128(codes, 8)), 4)),
+        16);
+    // packus works per 128-bit half: put the halves back in order.
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xd8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), packed);
+  }
+  for (; i < n; ++i) dst[i] = F32ToBf16(table[src[i]]);
 }
 
 bool IsNarrowFloat(ET type) {
@@ -153,7 +181,12 @@ void LoadToDomain(ET type, const uint8_t* src, int64_t n, void* dst) {
   if (hlo::IsFloatingPoint(type)) {
     const float* table = DecodeTable(type);
     float* d = static_cast<float*>(dst);
-    for (int64_t i = 0; i < n; ++i) d[i] = table[src[i]];
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const __m256i codes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i)));
+      _mm256_storeu_ps(d + i, _mm256_i32gather_ps(table, codes, 4));
+    }
+    for (; i < n; ++i) d[i] = table[src[i]];
     return;
   }
   int64_t* d = static_cast<int64_t*>(dst);
@@ -198,6 +231,10 @@ void StoreFromDomain(ET type, const void* src, int64_t n, uint8_t* dst) {
   }
   if (hlo::IsFloatingPoint(type)) {
     const float* s = static_cast<const float*>(src);
+    if (HasNarrowFloatEncoder(type)) {
+      EncodeNarrowFloat(type, s, n, dst);
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(hlo::EncodeFloat(type, s[i]));
     return;
   }
@@ -230,6 +267,17 @@ void QuantizeF32(ET type, const float* src, int64_t n, float* v) {
       return;
     }
     default:
+      if (HasNarrowFloatEncoder(type)) {
+        // Encode a block, then read the values back from the table.
+        const float* table = DecodeTable(type);
+        uint8_t codes[1024];
+        for (int64_t i = 0; i < n; i += 1024) {
+          const int64_t m = std::min<int64_t>(1024, n - i);
+          EncodeNarrowFloat(type, src + i, m, codes);
+          for (int64_t j = 0; j < m; ++j) v[i + j] = table[codes[j]];
+        }
+        return;
+      }
       for (int64_t i = 0; i < n; ++i) v[i] = RoundNarrow(type, src[i]);
   }
 }

@@ -34,6 +34,13 @@ void LoadToDomain(ElementType type, const uint8_t* src, int64_t n, void* dst);
 // wrap to the type's width, pred stores value != 0.
 void StoreFromDomain(ElementType type, const void* src, int64_t n, uint8_t* dst);
 
+// Floats of 8 bits or fewer (the f8 family but f8e8m0fnu, f6, f4): every
+// value is a normal bf16 (or zero), so their products can run on the bf16
+// matmul.
+bool IsByteFloat(ElementType type);
+// Their values as bf16 bits, exactly (IsByteFloat types only).
+void ByteFloatToBf16(ElementType type, const uint8_t* src, int64_t n, uint16_t* dst);
+
 // Rounds f32 values to the nearest value of narrow float `type` in place.
 void QuantizeF32(ElementType type, float* values, int64_t n);
 // Same, reading from src (may equal dst): one pass instead of copy + round.

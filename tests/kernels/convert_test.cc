@@ -7,8 +7,10 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "lib/hlo/float_types.h"
 #include "lib/kernels/element_convert.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -52,6 +54,36 @@ TEST(ConvertTest, F8E4M3FnSaturatesToNaNAndRounds) {
   float back;
   LoadToDomain(ET::kF8E4M3FN, b, 1, &back);
   EXPECT_TRUE(std::isnan(back));  // no inf in e4m3fn
+}
+
+// Every code of every byte float, widened to bf16 (vector loop and tail)
+// and to f32, against the reference decoder.
+TEST(ConvertTest, ByteFloatsWidenExactly) {
+  int types = 0;
+  for (int t = 0; t < 64; ++t) {
+    if (!hlo::IsKnownElementType(t) || !IsByteFloat(static_cast<ET>(t))) continue;
+    const ET type = static_cast<ET>(t);
+    ++types;
+    std::vector<uint8_t> codes(256 + 7);  // 7 more: a tail after the vector loop
+    for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<uint8_t>(i * 37 + 11);
+    std::vector<uint16_t> bf16(codes.size(), 0xdead);
+    std::vector<float> f32(codes.size(), -1.0f);
+    ByteFloatToBf16(type, codes.data(), static_cast<int64_t>(codes.size()), bf16.data());
+    LoadToDomain(type, codes.data(), static_cast<int64_t>(codes.size()), f32.data());
+    const uint64_t mask = (uint64_t{1} << hlo::BitWidth(type)) - 1;
+    for (size_t i = 0; i < codes.size(); ++i) {
+      const double want = hlo::DecodeFloat(type, codes[i] & mask);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(Bf16ToF32(bf16[i])) && std::isnan(f32[i])) << t << " code " << int{codes[i]};
+        continue;
+      }
+      EXPECT_EQ(Bf16ToF32(bf16[i]), want) << t << " code " << int{codes[i]};
+      EXPECT_EQ(f32[i], want) << t << " code " << int{codes[i]};
+    }
+  }
+  EXPECT_GE(types, 9);  // the f8 family, f6 and f4
+  EXPECT_FALSE(IsByteFloat(ET::kF8E8M0FNU));
+  EXPECT_FALSE(IsByteFloat(ET::kBF16));
 }
 
 TEST(ConvertTest, WrapIntegers) {

@@ -1,6 +1,6 @@
-// bf16/f16 dots: oneDNN's low-precision matmul (where the CPU has the
-// instructions) and the widen-to-f32 fallback, against a double-precision
-// product of the same 16-bit inputs.
+// bf16/f16/f8 dots: oneDNN's low-precision matmul (where the CPU has the
+// instructions; f8 operands through bf16) and the widen-to-f32 fallback,
+// against a double-precision product of the same stored inputs.
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "lib/hlo/float_types.h"
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/low_precision_gemm.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -49,6 +50,16 @@ std::string DotHlo(const DotCase& c, ET in, ET out) {
       " parameter(1)\n  ROOT d = ", Shape(out, Dims(c.batch, c.m, c.n)), " dot(l, r), ", dims, "\n}\n");
 }
 
+// Half the gap between 1 and the next value of a narrow float type.
+double UnitRoundoff(ET type) {
+  switch (type) {
+    case ET::kBF16: return std::ldexp(1.0, -8);
+    case ET::kF16: return std::ldexp(1.0, -11);
+    case ET::kF8E5M2: return std::ldexp(1.0, -3);
+    default: return std::ldexp(1.0, -4);  // the e4m3 formats
+  }
+}
+
 std::vector<double> RandomValues(int64_t count, uint32_t seed) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<double> dist(-2.0, 2.0);
@@ -64,9 +75,9 @@ void ExpectProduct(const DotCase& c, ET out_type, const Tensor& l, const Tensor&
                    const Tensor& out) {
   std::vector<double> lv = Values(l), rv = Values(r), ov = Values(out);
   ASSERT_EQ(static_cast<int64_t>(ov.size()), c.batch * c.m * c.n);
-  const double out_eps = out_type == ET::kBF16 ? std::ldexp(1.0, -8)
-                         : out_type == ET::kF16 ? std::ldexp(1.0, -11)
-                                                : 0.0;
+  const double out_eps = out_type == ET::kF32 ? 0.0 : UnitRoundoff(out_type);
+  // Near zero the result rounds to the type's subnormal grid.
+  const double out_abs = out_type == ET::kF32 ? 0.0 : hlo::DecodeFloat(out_type, 1) / 2;
   int bad = 0;
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t i = 0; i < c.m; ++i)
@@ -79,7 +90,7 @@ void ExpectProduct(const DotCase& c, ET out_type, const Tensor& l, const Tensor&
           mag += std::fabs(x * y);
         }
         double got = ov[(b * c.m + i) * c.n + j];
-        double tol = mag * c.k * std::ldexp(1.0, -24) + std::fabs(sum) * out_eps + 1e-6;
+        double tol = mag * c.k * std::ldexp(1.0, -24) + std::fabs(sum) * out_eps + out_abs + 1e-6;
         if (std::fabs(got - sum) > tol && ++bad <= 5)
           ADD_FAILURE() << c.name << " [" << b << "," << i << "," << j << "]: got " << got
                         << ", want " << sum << " +- " << tol;
@@ -137,12 +148,13 @@ TEST_P(LowPrecisionDotTest, FallbackAgreesWithOneDnnPath) {
   ASSERT_EQ(fast.size(), slow.size());
   // Both accumulate in f32, only in another order: f32 results agree to a
   // few f32 ulps of the magnitude, narrow results to one ulp of the type.
-  const double rel = out == ET::kF32 ? 1e-4 : out == ET::kBF16 ? std::ldexp(1.0, -7) : std::ldexp(1.0, -10);
+  const double rel = out == ET::kF32 ? 1e-4 : 2 * UnitRoundoff(out);
+  const double abs = out == ET::kF32 ? 1e-4 : hlo::DecodeFloat(out, 1);
   for (size_t c = 0; c < fast.size(); ++c) {
     ASSERT_EQ(fast[c].size(), slow[c].size());
     int bad = 0;
     for (size_t i = 0; i < fast[c].size(); ++i)
-      if (std::fabs(fast[c][i] - slow[c][i]) > rel * (std::fabs(slow[c][i]) + 1.0) && ++bad <= 5)
+      if (std::fabs(fast[c][i] - slow[c][i]) > rel * std::fabs(slow[c][i]) + abs && ++bad <= 5)
         ADD_FAILURE() << kCases[c].name << "[" << i << "]: " << fast[c][i] << " vs " << slow[c][i];
   }
   (void)in;
@@ -151,7 +163,11 @@ TEST_P(LowPrecisionDotTest, FallbackAgreesWithOneDnnPath) {
 INSTANTIATE_TEST_SUITE_P(
     Types, LowPrecisionDotTest,
     ::testing::Values(std::make_tuple(ET::kBF16, ET::kF32), std::make_tuple(ET::kBF16, ET::kBF16),
-                      std::make_tuple(ET::kF16, ET::kF32), std::make_tuple(ET::kF16, ET::kF16)),
+                      std::make_tuple(ET::kF16, ET::kF32), std::make_tuple(ET::kF16, ET::kF16),
+                      // f8 operands go to the bf16 matmul.
+                      std::make_tuple(ET::kF8E4M3FN, ET::kF32),
+                      std::make_tuple(ET::kF8E5M2, ET::kBF16),
+                      std::make_tuple(ET::kF8E4M3FN, ET::kF8E4M3FN)),
     [](const auto& info) {
       return absl::StrCat(std::string(hlo::ElementTypeName(std::get<0>(info.param))), "_to_",
                           std::string(hlo::ElementTypeName(std::get<1>(info.param))));
