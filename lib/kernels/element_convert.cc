@@ -162,7 +162,12 @@ void LoadToDomain(ET type, const uint8_t* src, int64_t n, void* dst) {
     case ET::kBF16: {
       const uint16_t* s = reinterpret_cast<const uint16_t*>(src);
       float* d = static_cast<float*>(dst);
-      for (int64_t i = 0; i < n; ++i) d[i] = Bf16ToF32(s[i]);
+      int64_t i = 0;
+      for (; i + 8 <= n; i += 8) {
+        const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), _mm256_slli_epi32(w, 16));
+      }
+      for (; i < n; ++i) d[i] = Bf16ToF32(s[i]);
       return;
     }
     case ET::kF16: {
@@ -213,7 +218,24 @@ void StoreFromDomain(ET type, const void* src, int64_t n, uint8_t* dst) {
     case ET::kBF16: {
       const float* s = static_cast<const float*>(src);
       uint16_t* d = reinterpret_cast<uint16_t*>(dst);
-      for (int64_t i = 0; i < n; ++i) d[i] = F32ToBf16(s[i]);
+      int64_t i = 0;
+      // F32ToBf16 on 8 lanes: round to nearest even, NaN stays a quiet NaN.
+      const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
+      const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+      for (; i + 16 <= n; i += 16) {
+        __m256i half[2];
+        for (int h = 0; h < 2; ++h) {
+          const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 8 * h));
+          const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_mask), inf);
+          const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
+          const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(bias, lsb)), 16);
+          const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+          half[h] = _mm256_blendv_epi8(rounded, quiet, nan);
+        }
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(half[0], half[1]), 0xd8);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), packed);
+      }
+      for (; i < n; ++i) d[i] = F32ToBf16(s[i]);
       return;
     }
     case ET::kF16: {

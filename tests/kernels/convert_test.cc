@@ -34,6 +34,30 @@ TEST(ConvertTest, Bf16RoundsToNearestEven) {
   EXPECT_EQ(Bf16ToF32(0xc000), -2.0f);
 }
 
+// The bulk (8- and 16-lane) bf16 store and load against the scalar
+// helpers, over a spread of every f32 bit pattern (NaNs, infs, ties).
+TEST(ConvertTest, Bf16BulkConversionsMatchScalar) {
+  std::vector<float> v;
+  for (uint64_t u = 0; u <= 0xffffffffull; u += 997) v.push_back(Bits(static_cast<uint32_t>(u)));
+  v.push_back(Bits(0x3f808000u));  // a tie
+  std::vector<uint8_t> stored(v.size() * 2);
+  StoreFromDomain(ET::kBF16, v.data(), static_cast<int64_t>(v.size()), stored.data());
+  std::vector<float> loaded(v.size());
+  LoadToDomain(ET::kBF16, stored.data(), static_cast<int64_t>(v.size()), loaded.data());
+  int bad = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint16_t got;
+    std::memcpy(&got, &stored[2 * i], 2);
+    const uint16_t want = F32ToBf16(v[i]);
+    uint32_t back;
+    std::memcpy(&back, &loaded[i], 4);
+    if ((got != want || back != static_cast<uint32_t>(want) << 16) && ++bad <= 5)
+      ADD_FAILURE() << std::hex << "f32 bits " << *reinterpret_cast<const uint32_t*>(&v[i]) << ": stored "
+                    << got << " want " << want << ", loaded " << back;
+  }
+  EXPECT_EQ(bad, 0);
+}
+
 TEST(ConvertTest, F16RoundTripAndTies) {
   float v[4] = {1.0f + std::ldexp(1.0f, -11), 65504.0f, 70000.0f, std::ldexp(1.0f, -24)};
   QuantizeF32(ET::kF16, v, 4);
