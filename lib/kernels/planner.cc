@@ -325,13 +325,6 @@ bool IsIdentityCustomCall(const std::string& t) {
   return kTargets.count(t) > 0;
 }
 
-// An attribute kept verbatim (e.g. lower=true); empty when absent.
-std::string OtherAttr(const hlo::Instruction& instr, std::string_view key) {
-  for (const auto& [k, v] : instr.attrs().other)
-    if (k == key) return v;
-  return "";
-}
-
 hlo::Opcode ReductionOf(const hlo::Instruction& instr) {
   if (instr.to_apply() == nullptr) return Opcode::kAdd;
   const hlo::Instruction* root = instr.to_apply()->root();
@@ -1026,7 +1019,10 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       const Buf* a = Leaves(instr.operand(0))[0];
       Buf* out = own()[0];
       if (a->rank() < 2) return Unsupported(instr, "cholesky of rank < 2");
-      bool lower = OtherAttr(instr, "lower") == "true";
+      // The loops index square matrices and write the operand's shape.
+      if (a->dims[a->rank() - 2] != a->dims.back() || out->dims != a->dims)
+        return Unsupported(instr, "cholesky of a non-square matrix or another result shape");
+      bool lower = instr.attrs().lower;
       plan.steps.push_back({instr.name(), [a, out, lower](RunCtx&) { Cholesky(*a, lower, *out); return absl::OkStatus(); }, {out}});
       return absl::OkStatus();
     }
@@ -1035,12 +1031,18 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       const Buf* b = Leaves(instr.operand(1))[0];
       Buf* out = own()[0];
       if (a->rank() < 2 || b->rank() < 2) return Unsupported(instr, "triangular-solve of rank < 2");
+      // The loops take a as square n x n, b with n rows (left side) or n
+      // columns (right side), the same batch, and write b's shape.
+      const int64_t n = a->dims.back();
+      const int64_t b_n = instr.attrs().left_side ? b->dims[b->rank() - 2] : b->dims.back();
+      if (a->dims[a->rank() - 2] != n || b_n != n || a->rank() != b->rank() || out->dims != b->dims ||
+          !std::equal(a->dims.begin(), a->dims.end() - 2, b->dims.begin()))
+        return Unsupported(instr, "triangular-solve shapes that do not match its options");
       TriangularSolveOptions o;
-      o.left_side = OtherAttr(instr, "left_side") == "true";
-      o.lower = OtherAttr(instr, "lower") == "true";
-      o.unit_diagonal = OtherAttr(instr, "unit_diagonal") == "true";
-      std::string t = OtherAttr(instr, "transpose_a");
-      if (!t.empty()) o.transpose_a = t;
+      o.left_side = instr.attrs().left_side;
+      o.lower = instr.attrs().lower;
+      o.unit_diagonal = instr.attrs().unit_diagonal;
+      if (!instr.attrs().transpose_a.empty()) o.transpose_a = instr.attrs().transpose_a;
       plan.steps.push_back({instr.name(), [a, b, out, o](RunCtx&) { TriangularSolve(*a, *b, o, *out); return absl::OkStatus(); }, {out}});
       return absl::OkStatus();
     }
