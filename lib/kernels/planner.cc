@@ -418,6 +418,7 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
     return s.IsToken() || IsSupportedElementType(s.type);
   };
   if (!types_ok(shape)) return Unsupported(instr, absl::StrCat("element type in ", shape.ToString(false)));
+  if (absl::Status s = KernelRefusal(instr); !s.ok()) return Unsupported(instr, s.message());
   for (const auto* o : instr.operands())
     if (!types_ok(o->shape())) return Unsupported(instr, absl::StrCat("operand element type ", o->shape().ToString(false)));
   for (bool d : shape.dynamic) if (d) return Unsupported(instr, "dynamic dimension");
@@ -1009,19 +1010,12 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       Buf* out = own()[0];
       std::string type = instr.attrs().fft_type.empty() ? "FFT" : instr.attrs().fft_type;
       auto len = instr.attrs().fft_length;
-      if (len.empty() || len.size() > static_cast<size_t>(in->rank()) ||
-          (type != "FFT" && type != "IFFT" && type != "RFFT" && type != "IRFFT"))
-        return Unsupported(instr, "fft type or length");
       plan.steps.push_back({instr.name(), [in, out, type, len](RunCtx&) { Fft(*in, type, len, *out); return absl::OkStatus(); }, {out}});
       return absl::OkStatus();
     }
     case Opcode::kCholesky: {
       const Buf* a = Leaves(instr.operand(0))[0];
       Buf* out = own()[0];
-      if (a->rank() < 2) return Unsupported(instr, "cholesky of rank < 2");
-      // The loops index square matrices and write the operand's shape.
-      if (a->dims[a->rank() - 2] != a->dims.back() || out->dims != a->dims)
-        return Unsupported(instr, "cholesky of a non-square matrix or another result shape");
       bool lower = instr.attrs().lower;
       plan.steps.push_back({instr.name(), [a, out, lower](RunCtx&) { Cholesky(*a, lower, *out); return absl::OkStatus(); }, {out}});
       return absl::OkStatus();
@@ -1030,14 +1024,6 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       const Buf* a = Leaves(instr.operand(0))[0];
       const Buf* b = Leaves(instr.operand(1))[0];
       Buf* out = own()[0];
-      if (a->rank() < 2 || b->rank() < 2) return Unsupported(instr, "triangular-solve of rank < 2");
-      // The loops take a as square n x n, b with n rows (left side) or n
-      // columns (right side), the same batch, and write b's shape.
-      const int64_t n = a->dims.back();
-      const int64_t b_n = instr.attrs().left_side ? b->dims[b->rank() - 2] : b->dims.back();
-      if (a->dims[a->rank() - 2] != n || b_n != n || a->rank() != b->rank() || out->dims != b->dims ||
-          !std::equal(a->dims.begin(), a->dims.end() - 2, b->dims.begin()))
-        return Unsupported(instr, "triangular-solve shapes that do not match its options");
       TriangularSolveOptions o;
       o.left_side = instr.attrs().left_side;
       o.lower = instr.attrs().lower;
