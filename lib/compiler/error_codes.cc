@@ -56,6 +56,12 @@ constexpr ErrorCode kCodes[] = {
      "A custom-call the compiler would lower has operands, a result shape or a backend_config "
      "it cannot interpret (e.g. a GEMM without dot dimension numbers).",
      "Check the producer of the module; the message says what was expected."},
+    {kErrUnsupportedKernel, "unsupported operand types or shapes",
+     "The operator is supported, but not with these operand types, shapes or attributes (e.g. "
+     "a dot mixing complex and real operands, a triangular-solve whose shapes do not fit its "
+     "options); the executor's kernels would refuse the NEFF at load.",
+     "The message names the instruction and the reason; convert the operands or fix the "
+     "producer of the module."},
     {kErrOutputUnwritable, "output cannot be written",
      "The NEFF could not be written to --output (missing directory, no permission, full disk).",
      "Choose another --output path or free space."},

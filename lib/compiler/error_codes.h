@@ -29,6 +29,7 @@ inline constexpr char kErrUnsupportedCustomCall[] = "NCC-E0202";
 inline constexpr char kErrDynamicShape[] = "NCC-E0203";
 inline constexpr char kErrComplexType[] = "NCC-E0204";
 inline constexpr char kErrBadCustomCall[] = "NCC-E0205";
+inline constexpr char kErrUnsupportedKernel[] = "NCC-E0206";
 inline constexpr char kErrOutputUnwritable[] = "NCC-E0301";
 inline constexpr char kErrCachedFailure[] = "NCC-E0302";
 inline constexpr char kErrInternal[] = "NCC-E9000";

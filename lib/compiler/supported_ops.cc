@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/compiler/diagnostics.h"
 #include "lib/compiler/error_codes.h"
@@ -88,6 +89,10 @@ absl::Status CheckSupported(const hlo::Module& module) {
       if (complex && !kernels::RunsWithComplexTypes(inst->opcode())) {
         return CompileError(kErrComplexType,
                             absl::StrFormat("complex type in %s for '%s'", inst->shape().ToString(false), inst->opcode_text()), inst);
+      }
+      // The executor's own planning rule, so that what compiles loads.
+      if (absl::Status s = kernels::KernelRefusal(*inst); !s.ok()) {
+        return CompileError(kErrUnsupportedKernel, absl::StrCat("unsupported ", s.message()), inst);
       }
     }
   }

@@ -139,10 +139,18 @@ struct Attributes {
   int64_t k = 0;
   bool largest = true;
   bool is_host_transfer = false;
+  // cholesky (lower) and triangular-solve (all four): XLA's CholeskyOptions
+  // and TriangularSolveOptions. transpose_a: "NO_TRANSPOSE", "TRANSPOSE",
+  // "ADJOINT", or empty when not given (NO_TRANSPOSE).
+  bool lower = false;
+  bool left_side = false;
+  bool unit_diagonal = false;
+  std::string transpose_a;
   Metadata metadata;
   std::string sharding;  // verbatim, without the braces
   std::vector<std::pair<std::string, std::string>> frontend_attributes;
   // Attributes we do not model, verbatim, in order: (key, value text).
+  // The NEFF's program proto does not carry them, so no kernel may read them.
   std::vector<std::pair<std::string, std::string>> other;
 };
 

@@ -233,6 +233,16 @@ std::string PrintInstruction(const Instruction& inst, const PrintOptions& option
     attrs.push_back(a.largest ? "largest=true" : "largest=false");
   }
   if (a.is_host_transfer) attrs.push_back("is_host_transfer=true");
+  if (op == Opcode::kTriangularSolve) {
+    attrs.push_back(a.left_side ? "left_side=true" : "left_side=false");
+  }
+  if (op == Opcode::kCholesky || op == Opcode::kTriangularSolve) {
+    attrs.push_back(a.lower ? "lower=true" : "lower=false");
+  }
+  if (op == Opcode::kTriangularSolve) {
+    attrs.push_back(a.unit_diagonal ? "unit_diagonal=true" : "unit_diagonal=false");
+    if (!a.transpose_a.empty()) attrs.push_back("transpose_a=" + a.transpose_a);
+  }
   if (!a.custom_call_target.empty()) attrs.push_back("custom_call_target=" + Quote(a.custom_call_target));
   if (a.custom_call_has_side_effect) attrs.push_back("custom_call_has_side_effect=true");
   if (!a.api_version.empty()) attrs.push_back("api_version=" + a.api_version);

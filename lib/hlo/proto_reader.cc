@@ -425,6 +425,17 @@ absl::Status Converter::ConvertInstruction(const xla::HloInstructionProto& p, Co
   a.k = p.k();
   a.largest = p.largest();
   a.is_host_transfer = p.is_host_transfer();
+  if (op == Opcode::kCholesky) a.lower = p.cholesky_options().lower();
+  if (op == Opcode::kTriangularSolve) {
+    const auto& o = p.triangular_solve_options();
+    a.left_side = o.left_side();
+    a.lower = o.lower();
+    a.unit_diagonal = o.unit_diagonal();
+    if (o.transpose_a() != 0) {
+      a.transpose_a = std::string(EnumName(o.transpose_a(), {"", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}));
+      if (a.transpose_a.empty()) return Error("%s: unknown transpose_a %d", where, o.transpose_a());
+    }
+  }
   a.metadata.op_type = p.metadata().op_type();
   a.metadata.op_name = p.metadata().op_name();
   a.metadata.source_file = p.metadata().source_file();

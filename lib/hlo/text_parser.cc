@@ -1135,6 +1135,22 @@ absl::Status Parser::ParseAttribute(PendingInstruction* p) {
   if (key == "k" && op == Opcode::kTopK) return IntValue(b, e, &a.k);
   if (key == "largest" && op == Opcode::kTopK) return BoolValue(b, e, &a.largest);
   if (key == "is_host_transfer") return BoolValue(b, e, &a.is_host_transfer);
+  if (op == Opcode::kCholesky || op == Opcode::kTriangularSolve) {
+    if (key == "lower") return BoolValue(b, e, &a.lower);
+  }
+  if (op == Opcode::kTriangularSolve) {
+    if (key == "left_side") return BoolValue(b, e, &a.left_side);
+    if (key == "unit_diagonal") return BoolValue(b, e, &a.unit_diagonal);
+    if (key == "transpose_a") {
+      std::string_view v = lx_.Slice(b, e);
+      if (v != "NO_TRANSPOSE" && v != "TRANSPOSE" && v != "ADJOINT") {
+        return src_->Error(b, absl::StrFormat(
+            "transpose_a '%s' is not NO_TRANSPOSE, TRANSPOSE or ADJOINT", v));
+      }
+      a.transpose_a = std::string(v);
+      return absl::OkStatus();
+    }
+  }
   if (key == "metadata") return MetadataValue(b, e, &a.metadata);
   if (key == "sharding") {
     std::string_view v = lx_.Slice(b, e);

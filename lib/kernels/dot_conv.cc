@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "lib/kernels/complex_conv.h"
 #include "lib/kernels/data_movement.h"
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/gemm.h"
@@ -544,6 +545,8 @@ absl::StatusOr<std::unique_ptr<DotKernel>> PlanConvolution(const hlo::Shape& inp
                                                            const hlo::Shape& out,
                                                            const hlo::Attributes& attrs) {
   if (!attrs.conv) return absl::InvalidArgumentError("convolution without dim_labels");
+  if (hlo::IsComplex(input.type) || hlo::IsComplex(kernel.type) || hlo::IsComplex(out.type))
+    return PlanComplexConvolution(input, kernel, out, attrs);
   auto k = std::make_unique<ConvKernel>();
   absl::Status s = k->Init(input, kernel, out, attrs);
   if (!s.ok()) return s;

@@ -325,13 +325,6 @@ bool IsIdentityCustomCall(const std::string& t) {
   return kTargets.count(t) > 0;
 }
 
-// An attribute kept verbatim (e.g. lower=true); empty when absent.
-std::string OtherAttr(const hlo::Instruction& instr, std::string_view key) {
-  for (const auto& [k, v] : instr.attrs().other)
-    if (k == key) return v;
-  return "";
-}
-
 hlo::Opcode ReductionOf(const hlo::Instruction& instr) {
   if (instr.to_apply() == nullptr) return Opcode::kAdd;
   const hlo::Instruction* root = instr.to_apply()->root();
@@ -425,6 +418,7 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
     return s.IsToken() || IsSupportedElementType(s.type);
   };
   if (!types_ok(shape)) return Unsupported(instr, absl::StrCat("element type in ", shape.ToString(false)));
+  if (absl::Status s = KernelRefusal(instr); !s.ok()) return Unsupported(instr, s.message());
   for (const auto* o : instr.operands())
     if (!types_ok(o->shape())) return Unsupported(instr, absl::StrCat("operand element type ", o->shape().ToString(false)));
   for (bool d : shape.dynamic) if (d) return Unsupported(instr, "dynamic dimension");
@@ -1016,17 +1010,13 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       Buf* out = own()[0];
       std::string type = instr.attrs().fft_type.empty() ? "FFT" : instr.attrs().fft_type;
       auto len = instr.attrs().fft_length;
-      if (len.empty() || len.size() > static_cast<size_t>(in->rank()) ||
-          (type != "FFT" && type != "IFFT" && type != "RFFT" && type != "IRFFT"))
-        return Unsupported(instr, "fft type or length");
       plan.steps.push_back({instr.name(), [in, out, type, len](RunCtx&) { Fft(*in, type, len, *out); return absl::OkStatus(); }, {out}});
       return absl::OkStatus();
     }
     case Opcode::kCholesky: {
       const Buf* a = Leaves(instr.operand(0))[0];
       Buf* out = own()[0];
-      if (a->rank() < 2) return Unsupported(instr, "cholesky of rank < 2");
-      bool lower = OtherAttr(instr, "lower") == "true";
+      bool lower = instr.attrs().lower;
       plan.steps.push_back({instr.name(), [a, out, lower](RunCtx&) { Cholesky(*a, lower, *out); return absl::OkStatus(); }, {out}});
       return absl::OkStatus();
     }
@@ -1034,13 +1024,11 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       const Buf* a = Leaves(instr.operand(0))[0];
       const Buf* b = Leaves(instr.operand(1))[0];
       Buf* out = own()[0];
-      if (a->rank() < 2 || b->rank() < 2) return Unsupported(instr, "triangular-solve of rank < 2");
       TriangularSolveOptions o;
-      o.left_side = OtherAttr(instr, "left_side") == "true";
-      o.lower = OtherAttr(instr, "lower") == "true";
-      o.unit_diagonal = OtherAttr(instr, "unit_diagonal") == "true";
-      std::string t = OtherAttr(instr, "transpose_a");
-      if (!t.empty()) o.transpose_a = t;
+      o.left_side = instr.attrs().left_side;
+      o.lower = instr.attrs().lower;
+      o.unit_diagonal = instr.attrs().unit_diagonal;
+      if (!instr.attrs().transpose_a.empty()) o.transpose_a = instr.attrs().transpose_a;
       plan.steps.push_back({instr.name(), [a, b, out, o](RunCtx&) { TriangularSolve(*a, *b, o, *out); return absl::OkStatus(); }, {out}});
       return absl::OkStatus();
     }

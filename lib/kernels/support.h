@@ -5,6 +5,8 @@
 
 #include <string_view>
 
+#include "absl/status/status.h"
+#include "lib/hlo/instruction.h"
 #include "lib/hlo/opcode.h"
 
 namespace neuron::kernels {
@@ -17,6 +19,13 @@ bool RunsWithComplexTypes(hlo::Opcode op);
 // others it knows to plain HLO): GetRngSeed, the execution's RNG seed, and
 // kDevicePrintTarget (lib/kernels/device_print.h).
 bool RunsCustomCall(std::string_view target);
+
+// What the kernels' planning refuses in one instruction's types, shapes and
+// attributes (e.g. a dot mixing complex and real operands, a
+// triangular-solve whose shapes do not fit its options): Unimplemented with
+// the reason, OK otherwise. The planner asks this first for every
+// instruction; the compiler asks it too, so such a module never compiles.
+absl::Status KernelRefusal(const hlo::Instruction& instr);
 
 inline constexpr std::string_view kDevicePrintTarget = "neuron.device_print";
 

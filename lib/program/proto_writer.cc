@@ -287,6 +287,16 @@ absl::Status Writer::WriteInstruction(const hlo::Instruction& inst, xla::HloInst
   p->set_k(a.k);
   p->set_largest(a.largest);
   p->set_is_host_transfer(a.is_host_transfer);
+  if (inst.opcode() == hlo::Opcode::kCholesky) p->mutable_cholesky_options()->set_lower(a.lower);
+  if (inst.opcode() == hlo::Opcode::kTriangularSolve) {
+    auto* o = p->mutable_triangular_solve_options();
+    o->set_left_side(a.left_side);
+    o->set_lower(a.lower);
+    o->set_unit_diagonal(a.unit_diagonal);
+    if (!a.transpose_a.empty()) {
+      o->set_transpose_a(IndexOf(a.transpose_a, {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}));
+    }
+  }
   if (!a.metadata.empty()) {
     auto* m = p->mutable_metadata();
     m->set_op_type(a.metadata.op_type);

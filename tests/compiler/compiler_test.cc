@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/compiler/buffer_assignment.h"
 #include "lib/compiler/diagnostics.h"
@@ -311,6 +312,28 @@ ENTRY e {
   ASSERT_FALSE(window.ok());
   EXPECT_EQ(ErrorCodeOf(window.status()), "NCC-E0204") << window.status();
   EXPECT_NE(window.status().message().find("'reduce-window'"), std::string_view::npos) << window.status();
+}
+
+// What the executor's kernel planning would refuse at load is refused at
+// compile time by the same rule (kernels::KernelRefusal), each with its code:
+// a NEFF that compiles loads.
+TEST(CompilerTest, KernelPlanningRefusalsComeAtCompileTime) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"c64[2,2] dot(a, r), lhs_contracting_dims={1}, rhs_contracting_dims={0}", "mixing complex and real"},
+      {"c64[2,2] convolution(a, r), dim_labels=bf_oi->bf", "mixing complex and other"},
+      {"f32[2,2] triangular-solve(r, w), left_side=true, lower=true", "do not match its options"},
+      {"f32[3,2] cholesky(w), lower=true", "non-square"},
+      {"c64[2,2] fft(a), fft_type=XFFT, fft_length={2}", "fft type or length"},
+  };
+  for (const auto& [root, needle] : cases) {
+    std::string text = absl::StrCat("HloModule k\nENTRY e {\n  a = c64[2,2] parameter(0)\n",
+                                    "  r = f32[2,2] parameter(1)\n  w = f32[3,2] parameter(2)\n  ROOT x = ", root,
+                                    "\n}\n");
+    auto r = CompileText(text, Options({}));
+    ASSERT_FALSE(r.ok()) << root;
+    EXPECT_EQ(ErrorCodeOf(r.status()), "NCC-E0206") << r.status();
+    EXPECT_NE(r.status().message().find(needle), std::string_view::npos) << r.status();
+  }
 }
 
 TEST(CompilerTest, UnsupportedOperatorsAndElidedConstants) {

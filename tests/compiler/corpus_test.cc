@@ -39,7 +39,7 @@ std::string ReadFile(const std::string& path) {
 // Codes that mean "clearly not supported" or "not a valid module".
 bool IsClearRefusal(const std::string& code) {
   return code == "NCC-E0201" || code == "NCC-E0202" || code == "NCC-E0203" || code == "NCC-E0204" ||
-         code == "NCC-E0205" || code == "NCC-E0002" || code == "NCC-E0003";
+         code == "NCC-E0205" || code == "NCC-E0206" || code == "NCC-E0002" || code == "NCC-E0003";
 }
 
 TEST(CorpusTest, CompilesTheSharedCorpusAtEveryOptLevel) {

@@ -118,6 +118,42 @@ ENTRY e {
   }
 }
 
+// A c64 convolution (two images, two input features, two output features,
+// padding and stride) against the definition summed term by term.
+TEST(ComplexConvolutionExecTest, MatchesTheDefinition) {
+  using C = std::complex<double>;
+  const int N = 2, CI = 2, W = 5, CO = 2, K = 3, OW = 3;  // pad 1, stride 2
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  Tensor x(hlo::ElementType::kC64, {N, W, CI}), k(hlo::ElementType::kC64, {K, CI, CO});
+  auto* xd = reinterpret_cast<std::complex<float>*>(x.data());
+  auto* kd = reinterpret_cast<std::complex<float>*>(k.data());
+  for (int i = 0; i < N * W * CI; ++i) xd[i] = {u(rng), u(rng)};
+  for (int i = 0; i < K * CI * CO; ++i) kd[i] = {u(rng), u(rng)};
+  auto out = CompileAndRun(R"(HloModule cc
+ENTRY e {
+  x = c64[2,5,2] parameter(0)
+  k = c64[3,2,2] parameter(1)
+  ROOT c = c64[2,3,2] convolution(x, k), window={size=3 stride=2 pad=1_1}, dim_labels=b0f_0io->b0f
+})",
+                           {x, k});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const auto* got = reinterpret_cast<const std::complex<float>*>((*out)[0].data());
+  for (int n = 0; n < N; ++n)
+    for (int o = 0; o < OW; ++o)
+      for (int f = 0; f < CO; ++f) {
+        C want = 0;
+        for (int t = 0; t < K; ++t) {
+          int w = o * 2 - 1 + t;
+          if (w < 0 || w >= W) continue;
+          for (int c = 0; c < CI; ++c) want += C(xd[(n * W + w) * CI + c]) * C(kd[(t * CI + c) * CO + f]);
+        }
+        std::complex<float> g = got[(n * OW + o) * CO + f];
+        EXPECT_NEAR(g.real(), want.real(), 1e-5) << n << "," << o << "," << f;
+        EXPECT_NEAR(g.imag(), want.imag(), 1e-5) << n << "," << o << "," << f;
+      }
+}
+
 TEST(CustomCallLoweringExecTest, GetRngSeedIsTheExecutionsSeedEverywhere) {
   kernels::ExecOptions exec;
   exec.rng_seed = 0x123456789abcull;

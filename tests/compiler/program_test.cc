@@ -146,6 +146,34 @@ TEST(ProtoWriterTest, ReaderReadsBackWhatTheWriterWrote) {
   EXPECT_EQ(hlo::PrintModule(**back), hlo::PrintModule(*m));
 }
 
+// The NEFF carries the program as a proto: every attribute a kernel reads
+// must survive it (cholesky's lower was lost, so lower=true ran as upper).
+TEST(ProtoWriterTest, LinearAlgebraOptionsSurviveTheProto) {
+  auto m = Parse(R"(HloModule la
+ENTRY main {
+  a = f32[2,3,3]{2,1,0} parameter(0)
+  b = f32[2,3,4]{2,1,0} parameter(1)
+  l = f32[2,3,3]{2,1,0} cholesky(a), lower=true
+  u = f32[2,3,3]{2,1,0} cholesky(a), lower=false
+  x = f32[2,3,4]{2,1,0} triangular-solve(l, b), left_side=true, lower=true, unit_diagonal=true, transpose_a=TRANSPOSE
+  y = f32[2,3,4]{2,1,0} triangular-solve(u, b), left_side=true, lower=false, unit_diagonal=false, transpose_a=ADJOINT
+  ROOT t = (f32[2,3,3]{2,1,0}, f32[2,3,3]{2,1,0}, f32[2,3,4]{2,1,0}, f32[2,3,4]{2,1,0}) tuple(l, u, x, y)
+}
+)");
+  ASSERT_TRUE(m);
+  auto bytes = WriteModuleProto(*m);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  auto back = hlo::ParseProto(*bytes, "program.pb");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(hlo::PrintModule(**back), hlo::PrintModule(*m));
+  const hlo::Attributes& l = (*back)->entry()->Find("l")->attrs();
+  EXPECT_TRUE(l.lower);
+  const hlo::Attributes& x = (*back)->entry()->Find("x")->attrs();
+  EXPECT_TRUE(x.left_side && x.lower && x.unit_diagonal);
+  EXPECT_EQ(x.transpose_a, "TRANSPOSE");
+  EXPECT_EQ((*back)->entry()->Find("y")->attrs().transpose_a, "ADJOINT");
+}
+
 TEST(PackageTest, SerializeNeffDeserializeKeepsConstantsZeroCopy) {
   auto m = Parse(ModuleWithConstants());
   ASSERT_TRUE(m);

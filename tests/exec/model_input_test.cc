@@ -250,5 +250,29 @@ TEST_F(ModelInputTest, OtherFilesAreNamedForWhatTheyAre) {
   ExpectRefused(Exec({cut, "--random-inputs"}), "neuron-exec", "NEFF is truncated: 927 bytes");
 }
 
+// cholesky and triangular-solve options travel in the NEFF's program: a
+// batched lower=true gives L (zeros above), lower=false U = L^T (zeros
+// below), as the oracle does; a left-side transposed solve runs (it read
+// the options as defaults, so wrote past its result).
+TEST_F(ModelInputTest, LinearAlgebraOptionsReachTheKernels) {
+  const std::string hlo = WriteTestFile(dir_, "la.hlo", R"(HloModule la
+ENTRY main {
+  a = f32[2,3,3] parameter(0)
+  b = f32[2,3,1] parameter(1)
+  l = f32[2,3,3] cholesky(a), lower=true
+  u = f32[2,3,3] cholesky(a), lower=false
+  x = f32[2,3,1] triangular-solve(l, b), left_side=true, lower=true, unit_diagonal=false, transpose_a=TRANSPOSE
+  ROOT t = (f32[2,3,3], f32[2,3,3], f32[2,3,1]) tuple(l, u, x)
+}
+)");
+  ToolResult r = Exec({hlo, "-i", "a=2x3x3xf32=4,2,2,2,5,3,2,3,6,9,3,3,3,5,1,3,1,7", "-i",
+                       "b=2x3x1xf32=4,3,2,4,2,0", "-p"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "result[0]: 2x3x3xf32=[2 0 0][1 2 0][1 1 2][3 0 0][1 2 0][1 0 2.44949]\n"
+            "result[1]: 2x3x3xf32=[2 1 1][0 2 1][0 0 2][3 1 1][0 2 0][0 0 2.44949]\n"
+            "result[2]: 2x3x1xf32=[1][1][1][1][1][0]\n");
+}
+
 }  // namespace
 }  // namespace neuron::testing

@@ -125,5 +125,31 @@ TEST(ProtoReaderTest, UnknownOpcodeIsKeptByName) {
   EXPECT_EQ((*r)->entry()->root()->opcode_text(), "brand-new-op");
 }
 
+// XLA keeps cholesky's and triangular-solve's options in messages of their
+// own (cholesky_options, triangular_solve_options), not as plain fields.
+TEST(ProtoReaderTest, LinearAlgebraOptionsAreRead) {
+  xla::HloModuleProto m = MakeModule();
+  xla::HloInstructionProto* root = m.mutable_computations(0)->mutable_instructions(0);
+  root->set_opcode("cholesky");
+  root->mutable_operand_ids()->RemoveLast();
+  root->mutable_cholesky_options()->set_lower(true);
+  auto r = LoadModule(m.SerializeAsString(), "chol.pb");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE((*r)->entry()->root()->attrs().lower);
+
+  root->set_opcode("triangular-solve");
+  root->add_operand_ids(kComp + 2);
+  xla::TriangularSolveOptions* o = root->mutable_triangular_solve_options();
+  o->set_left_side(true);
+  o->set_unit_diagonal(true);
+  o->set_transpose_a(3);  // ADJOINT
+  r = LoadModule(m.SerializeAsString(), "solve.pb");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Attributes& a = (*r)->entry()->root()->attrs();
+  EXPECT_TRUE(a.left_side && a.unit_diagonal);
+  EXPECT_FALSE(a.lower);
+  EXPECT_EQ(a.transpose_a, "ADJOINT");
+}
+
 }  // namespace
 }  // namespace neuron::hlo

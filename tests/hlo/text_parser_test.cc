@@ -307,6 +307,10 @@ TEST(TextParserTest, ErrorsNameFileLineAndColumn) {
   EXPECT_NE(ErrorOf("HloModule m\nENTRY e {\n  ROOT c = f32[1] convolution(a, a), dim_labels=bxf_01io->b01f\n}")
                 .find("dim_labels"),
             std::string::npos);
+  EXPECT_NE(ErrorOf("HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n"
+                    "  ROOT t = f32[2,2] triangular-solve(a, a), transpose_a=SIDEWAYS\n}")
+                .find("transpose_a 'SIDEWAYS' is not NO_TRANSPOSE, TRANSPOSE or ADJOINT"),
+            std::string::npos);
 }
 
 TEST(TextParserTest, ElidedConstantsAreFlaggedNotErrors) {

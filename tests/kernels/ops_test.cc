@@ -579,6 +579,25 @@ ENTRY e {
   EXPECT_THAT(o[2], ElementsAre(2, 0, 1, 2));  // L = [[2,0],[1,2]]
 }
 
+// The solve loops trust the shapes to fit the options; ones that do not
+// are refused when the plan is built instead of writing past the result.
+TEST(OpsTest, LinearAlgebraShapesThatDoNotFitAreRefused) {
+  for (const char* op : {
+           "f32[3,1] triangular-solve(a, b), left_side=false, lower=true",  // b needs 2 columns
+           "f32[3,1] triangular-solve(a, b), left_side=true, lower=true",   // b needs 2 rows
+       }) {
+    auto exe = BuildText(absl::StrCat("HloModule m\nENTRY e {\n  a = f32[2,2] parameter(0)\n"
+                                      "  b = f32[3,1] parameter(1)\n  ROOT t = ", op, "\n}\n"));
+    ASSERT_FALSE(exe.ok()) << op;
+    EXPECT_NE(std::string(exe.status().message()).find("do not match its options"), std::string::npos)
+        << exe.status();
+  }
+  auto exe = BuildText("HloModule m\nENTRY e {\n  a = f32[2,3] parameter(0)\n"
+                       "  ROOT c = f32[2,3] cholesky(a), lower=true\n}\n");
+  ASSERT_FALSE(exe.ok());
+  EXPECT_NE(std::string(exe.status().message()).find("non-square"), std::string::npos) << exe.status();
+}
+
 TEST(OpsTest, SingleDeviceCollectivesAreIdentity) {
   auto o = Eval(R"(HloModule m
 add {
