@@ -351,6 +351,16 @@ class ConvKernel : public DotKernel {
     canon_dims_.insert(canon_dims_.end(), out_sp_.begin(), out_sp_.end());
     canon_store_.resize(static_cast<size_t>(on_ * o_ * os_) * hlo::StorageBytes(out.type) + 8);
     PlanWindows();
+    // bf16 (and f8) images and kernels: im2col and the taps gather the
+    // 16-bit values as stored and the products run on oneDNN's bf16
+    // matmul with f32 results, where the CPU has the instructions.
+    auto bf16_operand = [](ET t) { return t == ET::kBF16 || IsByteFloat(t); };
+    bf16_ = dom_ == Domain::kF32 && bf16_operand(in.type) && bf16_operand(ker.type) &&
+            LowPrecisionGemmAvailable(ET::kBF16);
+    if (bf16_) {
+      if (in.type != ET::kBF16) in_.NeedBf16();
+      if (ker.type != ET::kBF16) ker_.NeedBf16();
+    }
     return absl::OkStatus();
   }
 
@@ -409,32 +419,41 @@ class ConvKernel : public DotKernel {
     tap_product_.resize(static_cast<size_t>(og * tap_batch_ * most) * 8);
   }
 
-  template <typename F>
-  static void Gemm(int64_t m, int64_t n, int64_t k, const F* a, const F* b, F* c) {
-    if constexpr (sizeof(F) == 4)
-      Sgemm(false, false, m, n, k, a, k, b, n, c, n);
-    else
-      Dgemm(false, false, m, n, k, a, k, b, n, c, n);
+  static void Gemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+    Sgemm(false, false, m, n, k, a, k, b, n, c, n);
+  }
+  static void Gemm(int64_t m, int64_t n, int64_t k, const double* a, const double* b, double* c) {
+    Dgemm(false, false, m, n, k, a, k, b, n, c, n);
+  }
+  // bf16 operands (bits), f32 result; widened for sgemm if oneDNN refuses
+  // the shape.
+  static void Gemm(int64_t m, int64_t n, int64_t k, const uint16_t* a, const uint16_t* b, float* c) {
+    if (LowPrecisionGemm(ET::kBF16, ET::kF32, 1, m, n, k, false, a, false, b, c)) return;
+    std::vector<float> wa(m * k), wb(k * n);
+    LoadToDomain(ET::kBF16, reinterpret_cast<const uint8_t*>(a), m * k, wa.data());
+    LoadToDomain(ET::kBF16, reinterpret_cast<const uint8_t*>(b), k * n, wb.data());
+    Sgemm(false, false, m, n, k, wa.data(), k, wb.data(), n, c, n);
   }
 
-  template <typename F>
-  void RunIm2col(const F* x, const F* w, F* y) {
+  // S: the operands' element as the products read it; F: the result's.
+  template <typename S, typename F>
+  void RunIm2col(const S* x, const S* w, F* y) {
     const int64_t og = o_ / (fgc_ * bgc_);  // output features per group
-    F* col = reinterpret_cast<F*>(col_.data());
+    S* col = reinterpret_cast<S*>(col_.data());
     for (int64_t n = 0; n < on_; ++n) {
       for (int64_t g = 0; g < fgc_ * bgc_; ++g) {
         // Feature groups take input channels [g*ci, (g+1)*ci); batch groups
         // take input images g*on + n over all channels.
         const int64_t img = bgc_ > 1 ? g * on_ + n : n;
         const int64_t c0 = bgc_ > 1 ? 0 : g * ci_;
-        const F* xin = x + (img * c_ + c0) * is_;
+        const S* xin = x + (img * c_ + c0) * is_;
         // Build col[ci * ks, os].
         for (int64_t kk = 0; kk < ks_; ++kk) {
           const int64_t* offs = offsets_.data() + kk * os_;
           for (int64_t c = 0; c < ci_; ++c) {
-            F* row = col + (c * ks_ + kk) * os_;
-            const F* xc = xin + c * is_;
-            for (int64_t oo = 0; oo < os_; ++oo) row[oo] = offs[oo] >= 0 ? xc[offs[oo]] : F(0);
+            S* row = col + (c * ks_ + kk) * os_;
+            const S* xc = xin + c * is_;
+            for (int64_t oo = 0; oo < os_; ++oo) row[oo] = offs[oo] >= 0 ? xc[offs[oo]] : S(0);
           }
         }
         Gemm(og, os_, ci_ * ks_, w + (g * og) * ci_ * ks_, col, y + (n * o_ + g * og) * os_);
@@ -442,17 +461,17 @@ class ConvKernel : public DotKernel {
     }
   }
 
-  template <typename F>
-  void RunByTap(const F* x, const F* w, F* y) {
+  template <typename S, typename F>
+  void RunByTap(const S* x, const S* w, F* y) {
     const int64_t og = o_ / (fgc_ * bgc_);
     std::fill(y, y + on_ * o_ * os_, F(0));
     const int64_t batch = tap_batch_;
-    F* wk = reinterpret_cast<F*>(tap_kernel_.data());
-    F* gathered = reinterpret_cast<F*>(tap_gathered_.data());
+    S* wk = reinterpret_cast<S*>(tap_kernel_.data());
+    S* gathered = reinterpret_cast<S*>(tap_gathered_.data());
     F* prod = reinterpret_cast<F*>(tap_product_.data());
     for (int64_t g = 0; g < fgc_ * bgc_; ++g) {
       const int64_t c0 = bgc_ > 1 ? 0 : g * ci_;
-      const F* wg = w + (g * og) * ci_ * ks_;
+      const S* wg = w + (g * og) * ci_ * ks_;
       for (int64_t kk = 0; kk < ks_; ++kk) {
         const int64_t v0 = tap_start_[kk], nv = tap_start_[kk + 1] - v0;
         if (nv == 0) continue;
@@ -464,10 +483,10 @@ class ConvKernel : public DotKernel {
         for (int64_t n0 = 0; n0 < on_; n0 += batch) {
           const int64_t nb = std::min(batch, on_ - n0), cols = nb * nv;
           for (int64_t c = 0; c < ci_; ++c) {
-            F* dst = gathered + c * cols;
+            S* dst = gathered + c * cols;
             for (int64_t n = n0; n < n0 + nb; ++n) {
               const int64_t img = bgc_ > 1 ? g * on_ + n : n;
-              const F* src = x + (img * c_ + c0 + c) * is_;
+              const S* src = x + (img * c_ + c0 + c) * is_;
               for (int64_t v = 0; v < nv; ++v) dst[v] = src[off[v]];
               dst += nv;
             }
@@ -486,8 +505,8 @@ class ConvKernel : public DotKernel {
     }
   }
 
-  template <typename F>
-  void RunTyped(const F* x, const F* w, F* y) {
+  template <typename S, typename F>
+  void RunTyped(const S* x, const S* w, F* y) {
     if (!tap_start_.empty())
       RunByTap(x, w, y);
     else
@@ -495,6 +514,12 @@ class ConvKernel : public DotKernel {
   }
 
   void Run(const Buf& input, const Buf& kernel, Buf& out) override {
+    if (bf16_) {
+      RunTyped(Bf16Operand(in_, in_type_, input), Bf16Operand(ker_, ker_type_, kernel),
+               reinterpret_cast<float*>(canon_out_.data()));
+      StoreCanonical(out);
+      return;
+    }
     const void* x = in_.Prepare(input);
     const void* w = ker_.Prepare(kernel);
     if (dom_ == Domain::kF64) {
@@ -505,15 +530,28 @@ class ConvKernel : public DotKernel {
       RunTyped(static_cast<const float*>(x), static_cast<const float*>(w), reinterpret_cast<float*>(canon_out_.data()));
     else
       RunTyped(static_cast<const double*>(x), static_cast<const double*>(w), reinterpret_cast<double*>(canon_out_.data()));
+    StoreCanonical(out);
+  }
+
+ private:
+  // An operand in canonical order as bf16 bits.
+  static const uint16_t* Bf16Operand(OperandPrep& prep, ET type, const Buf& in) {
+    const uint8_t* permuted = prep.Permute(in);
+    return type == ET::kBF16 ? reinterpret_cast<const uint16_t*>(permuted) : prep.ToBf16(permuted);
+  }
+
+  // The canonical [N, O, S'...] result, rounded to the output type and
+  // laid out as the output's dims.
+  void StoreCanonical(Buf& out) {
     Buf canon = Buf::Of(out.type, canon_dims_);
     canon.data = canon_store_.data();
     StoreResult(dom_, canon_out_.data(), canon);
     Transpose(canon, out_perm_, out);
   }
 
- private:
   Domain dom_ = Domain::kF32;
   ET in_type_ = ET::kInvalid, ker_type_ = ET::kInvalid;
+  bool bf16_ = false;  // products on the bf16 matmul
   OperandPrep in_, ker_;
   int64_t nsp_ = 0, n_ = 0, c_ = 0, o_ = 0, ci_ = 0, on_ = 0, fgc_ = 1, bgc_ = 1;
   int64_t ks_ = 1, os_ = 1, is_ = 1;

@@ -20,6 +20,7 @@ namespace {
 using hlo::ElementType;
 
 std::atomic<bool> g_enabled{true};
+std::atomic<int64_t> g_products{0};
 
 // The few oneDNN C API functions the matmul needs, resolved from the
 // lazily opened library (only the types come from its headers).
@@ -246,10 +247,13 @@ bool LowPrecisionGemm(ElementType type, ElementType out_type, int64_t batch, int
     ok = api.primitive_execute(mm.primitive, ts.stream, nargs, args) == dnnl_success &&
          api.stream_wait(ts.stream) == dnnl_success;
   }
+  if (ok) g_products.fetch_add(1, std::memory_order_relaxed);
   for (dnnl_memory_t m : mem)
     if (m != nullptr) api.memory_destroy(m);
   return ok;
 }
+
+int64_t LowPrecisionGemmProducts() { return g_products.load(std::memory_order_relaxed); }
 
 void SetLowPrecisionGemmEnabled(bool enabled) { g_enabled = enabled; }
 

@@ -27,6 +27,10 @@ bool LowPrecisionGemm(hlo::ElementType type, hlo::ElementType out_type, int64_t 
                       int64_t m, int64_t n, int64_t k, bool ta, const void* a, bool tb,
                       const void* b, void* c);
 
+// Products LowPrecisionGemm has run on oneDNN so far (tests: did the fast
+// path run?).
+int64_t LowPrecisionGemmProducts();
+
 // Tests: false turns the oneDNN path off, so the fallback can be compared
 // with it; true restores it.
 void SetLowPrecisionGemmEnabled(bool enabled);

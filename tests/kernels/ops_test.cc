@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/kernels/gemm.h"
+#include "lib/kernels/low_precision_gemm.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace neuron::kernels::testing {
@@ -240,15 +241,19 @@ std::vector<double> ReferenceConv2d(const Conv2dCase& k, const std::vector<doubl
   return y;
 }
 
-void ExpectConvMatchesReference(const Conv2dCase& k) {
+// Operands of type `in` (f32 unless given), result f32. The test values
+// (quarters and halves in [-1.5, 1.5]) are exact in bf16 and f8e4m3fn, and
+// so are the products and sums in f32.
+void ExpectConvMatchesReference(const Conv2dCase& k, ET in_type = ET::kF32) {
   const int64_t ci = k.c / k.feature_groups;
   std::vector<double> x(k.n * k.c * k.h * k.w), wt(k.o * ci * k.kh * k.kw);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>((i * 37) % 11) / 4 - 1.25;
   for (size_t i = 0; i < wt.size(); ++i) wt[i] = static_cast<double>((i * 13) % 7) / 2 - 1.5;
   int64_t oh = 0, ow = 0;
   const std::vector<double> want = ReferenceConv2d(k, x, wt, &oh, &ow);
-  const std::string in = absl::StrCat("f32[", k.n, ",", k.c, ",", k.h, ",", k.w, "]");
-  const std::string ker = absl::StrCat("f32[", k.o, ",", ci, ",", k.kh, ",", k.kw, "]");
+  const std::string type(hlo::ElementTypeName(in_type));
+  const std::string in = absl::StrCat(type, "[", k.n, ",", k.c, ",", k.h, ",", k.w, "]");
+  const std::string ker = absl::StrCat(type, "[", k.o, ",", ci, ",", k.kh, ",", k.kw, "]");
   const std::string out = absl::StrCat("f32[", k.n / k.batch_groups, ",", k.o, ",", oh, ",", ow, "]");
   const std::string window = absl::StrCat(
       "window={size=", k.kh, "x", k.kw, " pad=", k.pad_h, "_", k.pad_h, "x", k.pad_w, "_", k.pad_w,
@@ -257,25 +262,43 @@ void ExpectConvMatchesReference(const Conv2dCase& k) {
       "HloModule m\nENTRY e {\n  x = ", in, " parameter(0)\n  k = ", ker, " parameter(1)\n  ROOT c = ", out,
       " convolution(x, k), ", window, ", dim_labels=bf01_oi01->bf01, feature_group_count=", k.feature_groups,
       ", batch_group_count=", k.batch_groups, "\n}\n");
-  auto o = Eval(text, {F32({k.n, k.c, k.h, k.w}, x), F32({k.o, ci, k.kh, k.kw}, wt)});
+  auto o = Eval(text, {MakeTensor(in_type, {k.n, k.c, k.h, k.w}, x),
+                       MakeTensor(in_type, {k.o, ci, k.kh, k.kw}, wt)});
   ASSERT_EQ(o.size(), 1u) << text;
   ASSERT_EQ(o[0].size(), want.size()) << text;
   for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(o[0][i], want[i], 1e-4) << "element " << i << "\n" << text;
 }
 
+// Tap-by-tap windows and dense (im2col) ones.
+const Conv2dCase kConvCases[] = {
+    // Gradient-style windows (lhs dilation, k-1 padding, reversed kernel):
+    // most kernel positions meet padding or holes.
+    {.n = 3, .c = 4, .h = 5, .w = 4, .o = 6, .kh = 3, .kw = 3, .pad_h = 2, .pad_w = 2, .base_h = 2,
+     .base_w = 2, .reverse = true, .feature_groups = 2},
+    {.n = 4, .c = 2, .h = 1, .w = 6, .o = 2, .kh = 1, .kw = 3, .pad_h = 0, .pad_w = 2, .base_h = 1,
+     .base_w = 2, .reverse = false, .batch_groups = 2},
+    // Padding of a whole kernel on each side of a one-pixel input.
+    {.n = 2, .c = 8, .h = 1, .w = 1, .o = 5, .kh = 1, .kw = 6, .pad_h = 0, .pad_w = 5, .base_h = 1,
+     .base_w = 1, .reverse = true},
+    // Dense windows (im2col).
+    {.n = 2, .c = 3, .h = 6, .w = 5, .o = 4, .kh = 3, .kw = 2, .pad_h = 1, .pad_w = 0, .base_h = 1,
+     .base_w = 1, .reverse = false},
+};
+
 TEST(OpsTest, ConvolutionsMostlyInPaddingMatchTheDefinition) {
-  // Gradient-style windows (lhs dilation, k-1 padding, reversed kernel):
-  // most kernel positions meet padding or holes.
-  ExpectConvMatchesReference({.n = 3, .c = 4, .h = 5, .w = 4, .o = 6, .kh = 3, .kw = 3, .pad_h = 2, .pad_w = 2,
-                              .base_h = 2, .base_w = 2, .reverse = true, .feature_groups = 2});
-  ExpectConvMatchesReference({.n = 4, .c = 2, .h = 1, .w = 6, .o = 2, .kh = 1, .kw = 3, .pad_h = 0, .pad_w = 2,
-                              .base_h = 1, .base_w = 2, .reverse = false, .batch_groups = 2});
-  // Padding of a whole kernel on each side of a one-pixel input.
-  ExpectConvMatchesReference({.n = 2, .c = 8, .h = 1, .w = 1, .o = 5, .kh = 1, .kw = 6, .pad_h = 0, .pad_w = 5,
-                              .base_h = 1, .base_w = 1, .reverse = true});
-  // Dense windows (im2col).
-  ExpectConvMatchesReference({.n = 2, .c = 3, .h = 6, .w = 5, .o = 4, .kh = 3, .kw = 2, .pad_h = 1, .pad_w = 0,
-                              .base_h = 1, .base_w = 1, .reverse = false});
+  for (const Conv2dCase& k : kConvCases) ExpectConvMatchesReference(k);
+}
+
+// bf16 and f8 images and kernels: gathered as stored, multiplied on the
+// bf16 matmul where the CPU has it (which must then have run).
+TEST(OpsTest, Bf16AndF8ConvolutionsMatchTheDefinition) {
+  for (ET type : {ET::kBF16, ET::kF8E4M3FN}) {
+    const int64_t before = LowPrecisionGemmProducts();
+    for (const Conv2dCase& k : kConvCases) ExpectConvMatchesReference(k, type);
+    if (LowPrecisionGemmAvailable(ET::kBF16)) {
+      EXPECT_GT(LowPrecisionGemmProducts(), before) << hlo::ElementTypeName(type);
+    }
+  }
 }
 
 TEST(OpsTest, ReduceSumAndVariadicArgmax) {
