@@ -91,6 +91,80 @@ void* DnnlHandle() {
   return l.handle;
 }
 
+namespace {
+
+template <typename Fn>
+bool Resolve(void* h, const char* name, Fn& fn) {
+  fn = reinterpret_cast<Fn>(dlsym(h, name));
+  return fn != nullptr;
+}
+
+}  // namespace
+
+const DnnlApi* Dnnl() {
+  static const DnnlApi* api = []() -> const DnnlApi* {
+    void* h = DnnlHandle();
+    if (h == nullptr) return nullptr;
+    static DnnlApi a;
+    bool ok = Resolve(h, "dnnl_memory_desc_init_by_strides", a.memory_desc_init_by_strides) &&
+              Resolve(h, "dnnl_memory_desc_init_by_tag", a.memory_desc_init_by_tag) &&
+              Resolve(h, "dnnl_memory_desc_equal", a.memory_desc_equal) &&
+              Resolve(h, "dnnl_matmul_desc_init", a.matmul_desc_init) &&
+              Resolve(h, "dnnl_dilated_convolution_forward_desc_init",
+                      a.dilated_convolution_forward_desc_init) &&
+              Resolve(h, "dnnl_reorder_primitive_desc_create", a.reorder_primitive_desc_create) &&
+              Resolve(h, "dnnl_primitive_attr_create", a.primitive_attr_create) &&
+              Resolve(h, "dnnl_primitive_attr_destroy", a.primitive_attr_destroy) &&
+              Resolve(h, "dnnl_primitive_attr_set_scratchpad_mode",
+                      a.primitive_attr_set_scratchpad_mode) &&
+              Resolve(h, "dnnl_primitive_desc_create", a.primitive_desc_create) &&
+              Resolve(h, "dnnl_primitive_desc_query", a.primitive_desc_query) &&
+              Resolve(h, "dnnl_primitive_desc_query_md", a.primitive_desc_query_md) &&
+              Resolve(h, "dnnl_primitive_desc_destroy", a.primitive_desc_destroy) &&
+              Resolve(h, "dnnl_primitive_create", a.primitive_create) &&
+              Resolve(h, "dnnl_primitive_destroy", a.primitive_destroy) &&
+              Resolve(h, "dnnl_primitive_execute", a.primitive_execute) &&
+              Resolve(h, "dnnl_memory_desc_get_size", a.memory_desc_get_size) &&
+              Resolve(h, "dnnl_engine_create", a.engine_create) &&
+              Resolve(h, "dnnl_stream_create", a.stream_create) &&
+              Resolve(h, "dnnl_stream_wait", a.stream_wait) &&
+              Resolve(h, "dnnl_memory_create", a.memory_create) &&
+              Resolve(h, "dnnl_memory_destroy", a.memory_destroy);
+    if (!ok || a.engine_create(&a.engine, dnnl_cpu, 0) != dnnl_success) return nullptr;
+    return &a;
+  }();
+  return api;
+}
+
+bool DnnlExecute(const_dnnl_primitive_t primitive, const DnnlArg* args, int nargs, int threads) {
+  const DnnlApi* api = Dnnl();
+  if (api == nullptr || nargs > 8) return false;
+  // The stream is never destroyed: a thread_local destructor at exit could
+  // run after oneDNN's own statics are gone.
+  thread_local dnnl_stream_t stream = nullptr;
+  if (stream == nullptr &&
+      api->stream_create(&stream, api->engine, dnnl_stream_default_flags) != dnnl_success) {
+    stream = nullptr;
+    return false;
+  }
+  dnnl_memory_t mem[8] = {};
+  dnnl_exec_arg_t exec[8];
+  bool ok = true;
+  for (int i = 0; i < nargs && ok; ++i) {
+    ok = api->memory_create(&mem[i], args[i].desc, api->engine, const_cast<void*>(args[i].data)) ==
+         dnnl_success;
+    exec[i] = {args[i].kind, mem[i]};
+  }
+  if (ok) {
+    DnnlUseThreads(threads);
+    ok = api->primitive_execute(primitive, stream, nargs, exec) == dnnl_success &&
+         api->stream_wait(stream) == dnnl_success;
+  }
+  for (dnnl_memory_t m : mem)
+    if (m != nullptr) api->memory_destroy(m);
+  return ok;
+}
+
 void DnnlUseThreads(int threads) {
   static std::atomic<int> applied{-1};
   const Library& l = Load();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/kernels/complex_conv.h"
 #include "lib/kernels/data_movement.h"
+#include "lib/kernels/dnnl_convolution.h"
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/gemm.h"
 #include "lib/kernels/lazy_scratch.h"
@@ -325,6 +326,7 @@ class ConvKernel : public DotKernel {
     canon_of_out[d.output_feature] = 1;
     for (int64_t s = 0; s < nsp_; ++s) canon_of_out[d.output_spatial[s]] = 2 + s;
     out_perm_ = canon_of_out;
+    out_type_ = out.type;
     n_ = in.dims[d.input_batch];
     c_ = in.dims[d.input_feature];
     o_ = ker.dims[d.kernel_output_feature];
@@ -361,7 +363,28 @@ class ConvKernel : public DotKernel {
       if (in.type != ET::kBF16) in_.NeedBf16();
       if (ker.type != ET::kBF16) ker_.NeedBf16();
     }
+    if (dom_ == Domain::kF32) PlanDnnl();
     return absl::OkStatus();
+  }
+
+  // oneDNN's convolution primitive, for the windows it has: no input
+  // dilation, batch groups or reversal, no negative padding.
+  void PlanDnnl() {
+    // The result goes straight into the output when that is laid out
+    // canonically and oneDNN can write its type; else as f32 into
+    // canon_out_ for StoreCanonical.
+    direct_out_ = IsIdentity(out_perm_) && (out_type_ == ET::kF32 || (bf16_ && out_type_ == ET::kBF16));
+    const ET result = direct_out_ ? out_type_ : ET::kF32;
+    DnnlConvShape shape{bf16_ ? ET::kBF16 : ET::kF32, result, n_, c_, o_, fgc_, in_sp_, k_sp_, out_sp_, {}, {}, {}, {}};
+    if (bgc_ != 1) return;
+    for (const hlo::WindowDim& w : win_) {
+      if (w.base_dilation != 1 || w.reversal) return;
+      shape.strides.push_back(w.stride);
+      shape.pad_low.push_back(w.pad_low);
+      shape.pad_high.push_back(w.pad_high);
+      shape.dilations.push_back(w.window_dilation);
+    }
+    dnnl_ = DnnlConvolution::Create(shape);
   }
 
   // Offset within one input channel of the pixel that kernel position kk
@@ -514,6 +537,16 @@ class ConvKernel : public DotKernel {
   }
 
   void Run(const Buf& input, const Buf& kernel, Buf& out) override {
+    if (dnnl_ != nullptr) {
+      const void* x = bf16_ ? static_cast<const void*>(Bf16Operand(in_, in_type_, input)) : in_.Prepare(input);
+      const void* w = bf16_ ? static_cast<const void*>(Bf16Operand(ker_, ker_type_, kernel)) : ker_.Prepare(kernel);
+      if (direct_out_) {
+        if (dnnl_->Run(x, w, out.data)) return;
+      } else if (dnnl_->Run(x, w, canon_out_.data())) {
+        StoreCanonical(out);
+        return;
+      }
+    }
     if (bf16_) {
       RunTyped(Bf16Operand(in_, in_type_, input), Bf16Operand(ker_, ker_type_, kernel),
                reinterpret_cast<float*>(canon_out_.data()));
@@ -552,6 +585,9 @@ class ConvKernel : public DotKernel {
   Domain dom_ = Domain::kF32;
   ET in_type_ = ET::kInvalid, ker_type_ = ET::kInvalid;
   bool bf16_ = false;  // products on the bf16 matmul
+  std::unique_ptr<DnnlConvolution> dnnl_;  // null: im2col or taps
+  bool direct_out_ = false;                 // dnnl_ writes the output itself
+  ET out_type_ = ET::kInvalid;
   OperandPrep in_, ker_;
   int64_t nsp_ = 0, n_ = 0, c_ = 0, o_ = 0, ci_ = 0, on_ = 0, fgc_ = 1, bgc_ = 1;
   int64_t ks_ = 1, os_ = 1, is_ = 1;

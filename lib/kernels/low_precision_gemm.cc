@@ -22,73 +22,7 @@ using hlo::ElementType;
 std::atomic<bool> g_enabled{true};
 std::atomic<int64_t> g_products{0};
 
-// The few oneDNN C API functions the matmul needs, resolved from the
-// lazily opened library (only the types come from its headers).
-struct DnnlApi {
-  dnnl_status_t (*memory_desc_init_by_strides)(dnnl_memory_desc_t*, int, const dnnl_dims_t,
-                                               dnnl_data_type_t, const dnnl_dims_t);
-  dnnl_status_t (*matmul_desc_init)(dnnl_matmul_desc_t*, const dnnl_memory_desc_t*,
-                                    const dnnl_memory_desc_t*, const dnnl_memory_desc_t*,
-                                    const dnnl_memory_desc_t*);
-  dnnl_status_t (*primitive_attr_create)(dnnl_primitive_attr_t*);
-  dnnl_status_t (*primitive_attr_destroy)(dnnl_primitive_attr_t);
-  dnnl_status_t (*primitive_attr_set_scratchpad_mode)(dnnl_primitive_attr_t,
-                                                      dnnl_scratchpad_mode_t);
-  dnnl_status_t (*primitive_desc_create)(dnnl_primitive_desc_t*, const_dnnl_op_desc_t,
-                                         const_dnnl_primitive_attr_t, dnnl_engine_t,
-                                         const_dnnl_primitive_desc_t);
-  dnnl_status_t (*primitive_desc_query)(const_dnnl_primitive_desc_t, dnnl_query_t, int, void*);
-  const dnnl_memory_desc_t* (*primitive_desc_query_md)(const_dnnl_primitive_desc_t,
-                                                       dnnl_query_t, int);
-  dnnl_status_t (*primitive_desc_destroy)(dnnl_primitive_desc_t);
-  dnnl_status_t (*primitive_create)(dnnl_primitive_t*, const_dnnl_primitive_desc_t);
-  dnnl_status_t (*primitive_execute)(const_dnnl_primitive_t, dnnl_stream_t, int,
-                                     const dnnl_exec_arg_t*);
-  size_t (*memory_desc_get_size)(const dnnl_memory_desc_t*);
-  dnnl_status_t (*engine_create)(dnnl_engine_t*, dnnl_engine_kind_t, size_t);
-  dnnl_status_t (*stream_create)(dnnl_stream_t*, dnnl_engine_t, unsigned);
-  dnnl_status_t (*stream_wait)(dnnl_stream_t);
-  dnnl_status_t (*memory_create)(dnnl_memory_t*, const dnnl_memory_desc_t*, dnnl_engine_t,
-                                 void*);
-  dnnl_status_t (*memory_destroy)(dnnl_memory_t);
-  dnnl_engine_t engine = nullptr;  // one CPU engine for every product
-};
-
-template <typename Fn>
-bool Resolve(void* h, const char* name, Fn& fn) {
-  fn = reinterpret_cast<Fn>(dlsym(h, name));
-  return fn != nullptr;
-}
-
-// Null when libdnnl is missing or lacks a function.
-const DnnlApi* Api() {
-  static const DnnlApi* api = []() -> const DnnlApi* {
-    void* h = DnnlHandle();
-    if (h == nullptr) return nullptr;
-    static DnnlApi a;
-    bool ok = Resolve(h, "dnnl_memory_desc_init_by_strides", a.memory_desc_init_by_strides) &&
-              Resolve(h, "dnnl_matmul_desc_init", a.matmul_desc_init) &&
-              Resolve(h, "dnnl_primitive_attr_create", a.primitive_attr_create) &&
-              Resolve(h, "dnnl_primitive_attr_destroy", a.primitive_attr_destroy) &&
-              Resolve(h, "dnnl_primitive_attr_set_scratchpad_mode",
-                      a.primitive_attr_set_scratchpad_mode) &&
-              Resolve(h, "dnnl_primitive_desc_create", a.primitive_desc_create) &&
-              Resolve(h, "dnnl_primitive_desc_query", a.primitive_desc_query) &&
-              Resolve(h, "dnnl_primitive_desc_query_md", a.primitive_desc_query_md) &&
-              Resolve(h, "dnnl_primitive_desc_destroy", a.primitive_desc_destroy) &&
-              Resolve(h, "dnnl_primitive_create", a.primitive_create) &&
-              Resolve(h, "dnnl_primitive_execute", a.primitive_execute) &&
-              Resolve(h, "dnnl_memory_desc_get_size", a.memory_desc_get_size) &&
-              Resolve(h, "dnnl_engine_create", a.engine_create) &&
-              Resolve(h, "dnnl_stream_create", a.stream_create) &&
-              Resolve(h, "dnnl_stream_wait", a.stream_wait) &&
-              Resolve(h, "dnnl_memory_create", a.memory_create) &&
-              Resolve(h, "dnnl_memory_destroy", a.memory_destroy);
-    if (!ok || a.engine_create(&a.engine, dnnl_cpu, 0) != dnnl_success) return nullptr;
-    return &a;
-  }();
-  return api;
-}
+using DnnlApi = ::neuron::kernels::DnnlApi;
 
 // CPUID leaf 7: AVX512_BF16 (subleaf 1, EAX bit 5), AMX-BF16 (subleaf 0,
 // EDX bit 22), AVX512_FP16 (subleaf 0, EDX bit 23). The OS must also keep
@@ -196,21 +130,13 @@ const Matmul& Lookup(const DnnlApi& api, const Key& key) {
   return it->second;  // map nodes stay put; entries are never removed
 }
 
-// Per calling thread: the stream oneDNN runs on and the scratchpad. The
-// stream is never destroyed: a thread_local destructor at exit could run
-// after oneDNN's own statics are gone.
-struct ThreadState {
-  dnnl_stream_t stream = nullptr;
-  std::vector<uint8_t> scratchpad;
-};
-
 }  // namespace
 
 bool LowPrecisionGemmAvailable(ElementType type) {
   if (type != ElementType::kBF16 && type != ElementType::kF16) return false;
   if (!g_enabled.load(std::memory_order_relaxed)) return false;
-  static const bool bf16 = CpuHasNative(ElementType::kBF16) && Api() != nullptr;
-  static const bool f16 = CpuHasNative(ElementType::kF16) && Api() != nullptr;
+  static const bool bf16 = CpuHasNative(ElementType::kBF16) && Dnnl() != nullptr;
+  static const bool f16 = CpuHasNative(ElementType::kF16) && Dnnl() != nullptr;
   return type == ElementType::kBF16 ? bf16 : f16;
 }
 
@@ -220,36 +146,20 @@ bool LowPrecisionGemm(ElementType type, ElementType out_type, int64_t batch, int
   if (batch <= 0 || m <= 0 || n <= 0 || k <= 0) return false;
   if (out_type != ElementType::kF32 && out_type != type) return false;
   if (!LowPrecisionGemmAvailable(type)) return false;
-  const DnnlApi& api = *Api();
+  const DnnlApi& api = *Dnnl();
   const Matmul& mm = Lookup(api, Key{type, out_type, batch, m, n, k, ta, tb});
   if (mm.primitive == nullptr) return false;
 
-  thread_local ThreadState ts;
-  if (ts.stream == nullptr &&
-      api.stream_create(&ts.stream, api.engine, dnnl_stream_default_flags) != dnnl_success) {
-    ts.stream = nullptr;
-    return false;
-  }
-  if (ts.scratchpad.size() < mm.scratchpad_bytes) ts.scratchpad.resize(mm.scratchpad_bytes);
-  dnnl_memory_t mem[4] = {};
-  const dnnl_memory_desc_t* mds[4] = {&mm.src, &mm.weights, &mm.dst, &mm.scratchpad};
-  void* handles[4] = {const_cast<void*>(a), const_cast<void*>(b), c, ts.scratchpad.data()};
-  const int nargs = mm.scratchpad_bytes > 0 ? 4 : 3;
-  bool ok = true;
-  for (int i = 0; i < nargs && ok; ++i)
-    ok = api.memory_create(&mem[i], mds[i], api.engine, handles[i]) == dnnl_success;
-  if (ok) {
-    const dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, mem[0]},
-                                     {DNNL_ARG_WEIGHTS, mem[1]},
-                                     {DNNL_ARG_DST, mem[2]},
-                                     {DNNL_ARG_SCRATCHPAD, mem[3]}};
-    DnnlUseThreads(GemmThreads());
-    ok = api.primitive_execute(mm.primitive, ts.stream, nargs, args) == dnnl_success &&
-         api.stream_wait(ts.stream) == dnnl_success;
-  }
+  // The caller's scratchpad, per thread, so that products of several
+  // executables can run at once on one primitive.
+  thread_local std::vector<uint8_t> scratchpad;
+  if (scratchpad.size() < mm.scratchpad_bytes) scratchpad.resize(mm.scratchpad_bytes);
+  const DnnlArg args[4] = {{DNNL_ARG_SRC, &mm.src, a},
+                           {DNNL_ARG_WEIGHTS, &mm.weights, b},
+                           {DNNL_ARG_DST, &mm.dst, c},
+                           {DNNL_ARG_SCRATCHPAD, &mm.scratchpad, scratchpad.data()}};
+  const bool ok = DnnlExecute(mm.primitive, args, mm.scratchpad_bytes > 0 ? 4 : 3, GemmThreads());
   if (ok) g_products.fetch_add(1, std::memory_order_relaxed);
-  for (dnnl_memory_t m : mem)
-    if (m != nullptr) api.memory_destroy(m);
   return ok;
 }
 

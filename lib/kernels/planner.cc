@@ -66,6 +66,14 @@ bool HasNonFinite(const Buf& b) {
     for (int64_t i = 0; i < b.count; ++i) if (!std::isfinite(p[i])) return true;
     return false;
   }
+  if (b.type == ET::kBF16 || b.type == ET::kF16) {
+    // All-ones exponent: inf or NaN. No early exit, so the loop vectorizes.
+    const uint16_t exp = b.type == ET::kBF16 ? 0x7f80 : 0x7c00;
+    const uint16_t* p = reinterpret_cast<const uint16_t*>(b.data);
+    uint16_t bad = 0;
+    for (int64_t i = 0; i < b.count; ++i) bad |= static_cast<uint16_t>((p[i] & exp) == exp);
+    return bad != 0;
+  }
   float tmp[1024];
   for (int64_t i = 0; i < b.count; i += 1024) {
     int64_t n = std::min<int64_t>(1024, b.count - i);

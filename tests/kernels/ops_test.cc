@@ -6,6 +6,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/kernels/gemm.h"
+#include "lib/kernels/dnnl_convolution.h"
+#include "lib/kernels/dnnl_library.h"
 #include "lib/kernels/low_precision_gemm.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -287,6 +289,36 @@ const Conv2dCase kConvCases[] = {
 
 TEST(OpsTest, ConvolutionsMostlyInPaddingMatchTheDefinition) {
   for (const Conv2dCase& k : kConvCases) ExpectConvMatchesReference(k);
+}
+
+// oneDNN's convolution primitive itself, on the windows it takes (padding,
+// feature groups), against the definition.
+TEST(OpsTest, DnnlConvolutionMatchesTheDefinition) {
+  if (Dnnl() == nullptr) {
+    GTEST_SKIP() << "libdnnl.so.2 is not installed (or a sanitizer build)";
+  }
+  const Conv2dCase cases[] = {
+      {.n = 2, .c = 3, .h = 6, .w = 5, .o = 4, .kh = 3, .kw = 2, .pad_h = 1, .pad_w = 0, .base_h = 1,
+       .base_w = 1, .reverse = false},
+      {.n = 3, .c = 8, .h = 7, .w = 9, .o = 6, .kh = 3, .kw = 3, .pad_h = 1, .pad_w = 2, .base_h = 1,
+       .base_w = 1, .reverse = false, .feature_groups = 2},
+  };
+  for (const Conv2dCase& k : cases) {
+    const int64_t ci = k.c / k.feature_groups;
+    std::vector<double> x(k.n * k.c * k.h * k.w), wt(k.o * ci * k.kh * k.kw);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>((i * 37) % 11) / 4 - 1.25;
+    for (size_t i = 0; i < wt.size(); ++i) wt[i] = static_cast<double>((i * 13) % 7) / 2 - 1.5;
+    int64_t oh = 0, ow = 0;
+    const std::vector<double> want = ReferenceConv2d(k, x, wt, &oh, &ow);
+    auto conv = DnnlConvolution::Create({ET::kF32, ET::kF32, k.n, k.c, k.o, k.feature_groups, {k.h, k.w}, {k.kh, k.kw},
+                                         {oh, ow}, {1, 1}, {k.pad_h, k.pad_w}, {k.pad_h, k.pad_w}, {1, 1}});
+    ASSERT_NE(conv, nullptr) << "oneDNN refused a plain 2-D convolution";
+    std::vector<float> xf(x.begin(), x.end()), wf(wt.begin(), wt.end()), y(want.size(), -7.0f);
+    ASSERT_TRUE(conv->Run(xf.data(), wf.data(), y.data()));
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(y[i], want[i], 1e-4) << "element " << i;
+  }
+  // What it does not take: negative padding (cropping).
+  EXPECT_EQ(DnnlConvolution::Create({ET::kF32, ET::kF32, 1, 1, 1, 1, {4}, {2}, {3}, {1}, {-1}, {0}, {1}}), nullptr);
 }
 
 // bf16 and f8 images and kernels: gathered as stored, multiplied on the

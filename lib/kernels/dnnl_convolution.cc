@@ -1,0 +1,207 @@
+#include "lib/kernels/dnnl_convolution.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "lib/kernels/dnnl_library.h"
+#include "lib/kernels/gemm.h"
+#include "lib/kernels/lazy_scratch.h"
+#include "lib/kernels/low_precision_gemm.h"
+
+namespace neuron::kernels {
+namespace {
+
+// A primitive and what running it needs; reorders between a plain layout
+// and the convolution's own are optional (null when they are the same).
+struct Primitive {
+  dnnl_primitive_t primitive = nullptr;
+  dnnl_memory_desc_t scratchpad{};
+  size_t scratchpad_bytes = 0;
+};
+
+dnnl_format_tag_t PlainTag(int ndims) {
+  switch (ndims) {
+    case 3: return dnnl_abc;
+    case 4: return dnnl_abcd;
+    case 5: return dnnl_abcde;
+    case 6: return dnnl_abcdef;
+    default: return dnnl_format_tag_undef;
+  }
+}
+
+// Creates the primitive of `pd` with its scratchpad size; false on failure.
+bool Instantiate(const DnnlApi& api, const_dnnl_primitive_desc_t pd, Primitive* p) {
+  const dnnl_memory_desc_t* sp = api.primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  if (sp != nullptr) {
+    p->scratchpad = *sp;
+    p->scratchpad_bytes = api.memory_desc_get_size(sp);
+  }
+  return api.primitive_create(&p->primitive, pd) == dnnl_success;
+}
+
+dnnl_primitive_attr_t UserScratchpad(const DnnlApi& api) {
+  dnnl_primitive_attr_t attr = nullptr;
+  if (api.primitive_attr_create(&attr) != dnnl_success) return nullptr;
+  api.primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  return attr;
+}
+
+// A reorder from `from` to `to`, or none (primitive null) when they match.
+bool MakeReorder(const DnnlApi& api, const dnnl_memory_desc_t& from, const dnnl_memory_desc_t& to,
+                 Primitive* r) {
+  if (api.memory_desc_equal(&from, &to)) return true;
+  dnnl_primitive_attr_t attr = UserScratchpad(api);
+  dnnl_primitive_desc_t pd = nullptr;
+  const bool ok = attr != nullptr &&
+                  api.reorder_primitive_desc_create(&pd, &from, api.engine, &to, api.engine, attr) ==
+                      dnnl_success &&
+                  Instantiate(api, pd, r);
+  if (pd != nullptr) api.primitive_desc_destroy(pd);
+  if (attr != nullptr) api.primitive_attr_destroy(attr);
+  return ok;
+}
+
+// oneDNN's reference kernels ("ref:any", "gemm:ref") are slower than our
+// own im2col path; bf16 must also be on its own instructions.
+bool FastKernel(hlo::ElementType type, const char* impl) {
+  if (impl == nullptr) return false;
+  std::string_view name(impl);
+  if (name.find("ref") != std::string_view::npos) return false;
+  if (type == hlo::ElementType::kBF16)
+    return name.find("amx") != std::string_view::npos || name.find("bf16") != std::string_view::npos;
+  return true;
+}
+
+}  // namespace
+
+struct DnnlConvolution::Impl {
+  const DnnlApi* api = nullptr;
+  // Plain layouts of the operands and result, and the convolution's own.
+  dnnl_memory_desc_t src_plain{}, weights_plain{}, dst_plain{};
+  dnnl_memory_desc_t src{}, weights{}, dst{};
+  Primitive conv, src_reorder, weights_reorder, dst_reorder;
+  // Storage for the reordered tensors and the scratchpads.
+  LazyScratch src_buf, weights_buf, dst_buf, scratchpad;
+
+  ~Impl() {
+    for (Primitive* p : {&conv, &src_reorder, &weights_reorder, &dst_reorder})
+      if (p->primitive != nullptr) api->primitive_destroy(p->primitive);
+  }
+};
+
+DnnlConvolution::DnnlConvolution(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+DnnlConvolution::~DnnlConvolution() = default;
+
+std::unique_ptr<DnnlConvolution> DnnlConvolution::Create(const DnnlConvShape& s) {
+  const int nsp = static_cast<int>(s.in_spatial.size());
+  if (nsp < 1 || nsp > 3 || s.groups < 1 || s.in_features % s.groups != 0 ||
+      s.out_features % s.groups != 0)
+    return nullptr;
+  for (int i = 0; i < nsp; ++i)
+    if (s.pad_low[i] < 0 || s.pad_high[i] < 0 || s.strides[i] < 1 || s.dilations[i] < 1) return nullptr;
+  if (s.operand_type != hlo::ElementType::kF32 &&
+      !(s.operand_type == hlo::ElementType::kBF16 && LowPrecisionGemmAvailable(s.operand_type)))
+    return nullptr;
+  if (s.result_type != hlo::ElementType::kF32 && s.result_type != s.operand_type) return nullptr;
+  const DnnlApi* api = Dnnl();
+  if (api == nullptr) return nullptr;
+  auto impl = std::make_unique<Impl>();
+  impl->api = api;
+  const dnnl_data_type_t type = s.operand_type == hlo::ElementType::kBF16 ? dnnl_bf16 : dnnl_f32;
+  const dnnl_data_type_t result = s.result_type == hlo::ElementType::kBF16 ? dnnl_bf16 : dnnl_f32;
+
+  dnnl_dims_t src_dims = {s.batch, s.in_features}, dst_dims = {s.batch, s.out_features};
+  // Weights [G, O/G, C/G, K...] with groups, [O, C, K...] without.
+  dnnl_dims_t w_dims = {};
+  int w_nd = 0;
+  if (s.groups > 1) w_dims[w_nd++] = s.groups;
+  w_dims[w_nd++] = s.out_features / s.groups;
+  w_dims[w_nd++] = s.in_features / s.groups;
+  dnnl_dims_t strides = {}, dilates = {}, pad_l = {}, pad_r = {};
+  for (int i = 0; i < nsp; ++i) {
+    src_dims[2 + i] = s.in_spatial[i];
+    dst_dims[2 + i] = s.out_spatial[i];
+    w_dims[w_nd++] = s.kernel_spatial[i];
+    strides[i] = s.strides[i];
+    dilates[i] = s.dilations[i] - 1;  // oneDNN counts the holes
+    pad_l[i] = s.pad_low[i];
+    pad_r[i] = s.pad_high[i];
+  }
+  const DnnlApi& a = *api;
+  dnnl_memory_desc_t src_any, w_any, dst_any;
+  if (a.memory_desc_init_by_tag(&impl->src_plain, 2 + nsp, src_dims, type, PlainTag(2 + nsp)) != dnnl_success ||
+      a.memory_desc_init_by_tag(&impl->weights_plain, w_nd, w_dims, type, PlainTag(w_nd)) != dnnl_success ||
+      a.memory_desc_init_by_tag(&impl->dst_plain, 2 + nsp, dst_dims, result, PlainTag(2 + nsp)) != dnnl_success ||
+      a.memory_desc_init_by_tag(&src_any, 2 + nsp, src_dims, type, dnnl_format_tag_any) != dnnl_success ||
+      a.memory_desc_init_by_tag(&w_any, w_nd, w_dims, type, dnnl_format_tag_any) != dnnl_success ||
+      a.memory_desc_init_by_tag(&dst_any, 2 + nsp, dst_dims, result, dnnl_format_tag_any) != dnnl_success)
+    return nullptr;
+  dnnl_convolution_desc_t desc;
+  if (a.dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct,
+                                              &src_any, &w_any, nullptr, &dst_any, strides, dilates,
+                                              pad_l, pad_r) != dnnl_success)
+    return nullptr;
+  dnnl_primitive_attr_t attr = UserScratchpad(a);
+  dnnl_primitive_desc_t pd = nullptr;
+  const bool created = attr != nullptr &&
+                       a.primitive_desc_create(&pd, &desc, attr, a.engine, nullptr) == dnnl_success;
+  if (attr != nullptr) a.primitive_attr_destroy(attr);
+  if (!created) return nullptr;
+  const char* name = nullptr;
+  a.primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name);
+  bool ok = FastKernel(s.operand_type, name);
+  if (ok) {
+    impl->src = *a.primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    impl->weights = *a.primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    impl->dst = *a.primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    ok = Instantiate(a, pd, &impl->conv);
+  }
+  a.primitive_desc_destroy(pd);
+  if (!ok || !MakeReorder(a, impl->src_plain, impl->src, &impl->src_reorder) ||
+      !MakeReorder(a, impl->weights_plain, impl->weights, &impl->weights_reorder) ||
+      !MakeReorder(a, impl->dst, impl->dst_plain, &impl->dst_reorder))
+    return nullptr;
+  if (impl->src_reorder.primitive != nullptr) impl->src_buf.resize(a.memory_desc_get_size(&impl->src));
+  if (impl->weights_reorder.primitive != nullptr)
+    impl->weights_buf.resize(a.memory_desc_get_size(&impl->weights));
+  if (impl->dst_reorder.primitive != nullptr) impl->dst_buf.resize(a.memory_desc_get_size(&impl->dst));
+  size_t scratch = 0;
+  for (const Primitive* p : {&impl->conv, &impl->src_reorder, &impl->weights_reorder, &impl->dst_reorder})
+    scratch = std::max(scratch, p->scratchpad_bytes);
+  impl->scratchpad.resize(scratch);
+  return std::unique_ptr<DnnlConvolution>(new DnnlConvolution(std::move(impl)));
+}
+
+bool DnnlConvolution::Run(const void* x, const void* w, void* y) {
+  Impl& m = *impl_;
+  const int threads = GemmThreads();
+  // One step: `p` from (desc, data) to (desc, data); a missing reorder
+  // means the layouts match and the data is used as it is.
+  auto reorder = [&](const Primitive& p, const dnnl_memory_desc_t& from_md, const void* from,
+                     const dnnl_memory_desc_t& to_md, void* to) {
+    const DnnlArg args[3] = {{DNNL_ARG_FROM, &from_md, from},
+                             {DNNL_ARG_TO, &to_md, to},
+                             {DNNL_ARG_SCRATCHPAD, &p.scratchpad, m.scratchpad.data()}};
+    return DnnlExecute(p.primitive, args, p.scratchpad_bytes > 0 ? 3 : 2, threads);
+  };
+  const void* src = x;
+  if (m.src_reorder.primitive != nullptr) {
+    if (!reorder(m.src_reorder, m.src_plain, x, m.src, m.src_buf.data())) return false;
+    src = m.src_buf.data();
+  }
+  const void* weights = w;
+  if (m.weights_reorder.primitive != nullptr) {
+    if (!reorder(m.weights_reorder, m.weights_plain, w, m.weights, m.weights_buf.data())) return false;
+    weights = m.weights_buf.data();
+  }
+  void* dst = m.dst_reorder.primitive != nullptr ? static_cast<void*>(m.dst_buf.data()) : y;
+  const DnnlArg args[4] = {{DNNL_ARG_SRC, &m.src, src},
+                           {DNNL_ARG_WEIGHTS, &m.weights, weights},
+                           {DNNL_ARG_DST, &m.dst, dst},
+                           {DNNL_ARG_SCRATCHPAD, &m.conv.scratchpad, m.scratchpad.data()}};
+  if (!DnnlExecute(m.conv.primitive, args, m.conv.scratchpad_bytes > 0 ? 4 : 3, threads)) return false;
+  if (m.dst_reorder.primitive != nullptr && !reorder(m.dst_reorder, m.dst, dst, m.dst_plain, y)) return false;
+  return true;
+}
+
+}  // namespace neuron::kernels
