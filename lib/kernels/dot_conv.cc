@@ -348,7 +348,7 @@ class ConvKernel : public DotKernel {
     for (int64_t o : out_sp_) os_ *= o;
     is_ = 1;
     for (int64_t i : in_sp_) is_ *= i;
-    canon_out_.resize(static_cast<size_t>(on_ * o_ * os_) * 8 + 8);
+    canon_out_.resize(static_cast<size_t>(on_ * o_ * os_) * DomainBytes(dom_) + 8);
     canon_dims_ = {on_, o_};
     canon_dims_.insert(canon_dims_.end(), out_sp_.begin(), out_sp_.end());
     canon_store_.resize(static_cast<size_t>(on_ * o_ * os_) * hlo::StorageBytes(out.type) + 8);
@@ -417,7 +417,7 @@ class ConvKernel : public DotKernel {
       for (int64_t oo = 0; oo < os_; ++oo) met += (offsets_[kk * os_ + oo] = InputOffset(kk, oo)) >= 0;
     constexpr int64_t kMaxPairs = int64_t{1} << 24;
     if (ks_ < 2 || 2 * met > ks_ * os_ || met > kMaxPairs) {
-      col_.resize(static_cast<size_t>(ci_ * ks_ * os_) * 8 + 8);
+      col_.resize(static_cast<size_t>(ci_ * ks_ * os_) * DomainBytes(dom_) + 8);
       return;
     }
     tap_start_.assign(ks_ + 1, 0);
@@ -437,9 +437,9 @@ class ConvKernel : public DotKernel {
     constexpr int64_t kBlockElems = int64_t{4} << 20;
     tap_batch_ = std::clamp<int64_t>(kBlockElems / std::max<int64_t>(1, ci_ * most), 1, std::max<int64_t>(1, on_));
     const int64_t og = o_ / (fgc_ * bgc_);
-    tap_kernel_.resize(static_cast<size_t>(og * ci_) * 8);
-    tap_gathered_.resize(static_cast<size_t>(ci_ * tap_batch_ * most) * 8);
-    tap_product_.resize(static_cast<size_t>(og * tap_batch_ * most) * 8);
+    tap_kernel_.resize(static_cast<size_t>(og * ci_) * DomainBytes(dom_));
+    tap_gathered_.resize(static_cast<size_t>(ci_ * tap_batch_ * most) * DomainBytes(dom_));
+    tap_product_.resize(static_cast<size_t>(og * tap_batch_ * most) * DomainBytes(dom_));
   }
 
   static void Gemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {

@@ -78,14 +78,11 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Build(const hlo::Module&
       impl->memory.inputs += b->bytes;
     }
   std::vector<Buf*>& root = impl->entry->root;
-  for (size_t i = 0; i < root.size(); ++i) {
-    Buf* b = root[i];
+  for (Buf* b : root) {
     impl->output_specs.push_back(Tensor::Borrow(b->type, b->dims, nullptr));
     impl->memory.outputs += b->bytes;
-    bool unique = true;
-    for (size_t j = 0; j < root.size(); ++j) if (j != i && root[j] == b) unique = false;
-    impl->root_direct.push_back(unique && b->role == Buf::Role::kOwned);
   }
+  impl->root_direct = DirectRoots(root);
   impl->memory.constants = impl->planner->constant_bytes();
   impl->memory.intermediates = impl->planner->owned_bytes();
   return std::unique_ptr<Executable>(new Executable(std::move(impl)));

@@ -53,7 +53,11 @@ class Planner {
   Planner(BufferAllocator* allocator, std::deque<Buf>* bufs,
           std::vector<std::pair<void*, size_t>>* allocations);
 
-  absl::StatusOr<CompPlan*> Plan(const hlo::Computation& comp);
+  // share_with_caller: the computation runs as one step of the one being
+  // planned (a call), so its buffers join the caller's arena with their
+  // lifetimes in the caller's timeline instead of taking an arena of their
+  // own: the callees of a model's fused computations then share memory.
+  absl::StatusOr<CompPlan*> Plan(const hlo::Computation& comp, bool share_with_caller = false);
   void set_external_constants(ExternalConstantFn fn) { external_constant_ = std::move(fn); }
   int64_t constant_bytes() const { return constant_bytes_; }
   int64_t owned_bytes() const { return owned_bytes_; }
@@ -73,10 +77,15 @@ class Planner {
   absl::Status Unsupported(const hlo::Instruction& instr, absl::string_view what);
   Buf* NewBuf(hlo::ElementType type, std::vector<int64_t> dims, Buf::Role role,
               bool shareable = false);
-  // Gives the shareable buffers of the computation just planned their
-  // storage: first-fit by size over [definition, last use] intervals.
-  void AssignSharedStorage(const hlo::Computation& comp,
-                           const std::vector<const hlo::Instruction*>& order);
+  // The lifetimes of the shareable buffers of the computation just planned
+  // (pending_), from the reads of its instructions (their clocks in
+  // clock_of); its root lives to `root_end`.
+  void ExtendLifetimes(const hlo::Computation& comp,
+                       const std::vector<const hlo::Instruction*>& order,
+                       const std::vector<int64_t>& clock_of, int64_t root_end);
+  // Gives pending_ their storage, but `skip` (the entry's direct roots):
+  // first-fit by size over [definition, last use] intervals.
+  void AssignSharedStorage(const std::vector<Buf*>& skip = {});
   Buf* StorageRoot(Buf* b) const;
   const std::vector<Buf*>& Leaves(const hlo::Instruction* instr) { return values_[instr]; }
   std::vector<const Buf*> OperandLeaves(const hlo::Instruction& instr);
@@ -92,9 +101,12 @@ class Planner {
   struct Pending {
     Buf* buf;
     int64_t def;
+    int64_t end;  // last use known so far
   };
   std::vector<Pending> pending_;      // shareable buffers of the current plan
-  int64_t position_ = 0;              // index of the instruction being planned
+  // Instructions planned so far, nested computations included: planning
+  // follows run order, so this is the timeline buffer lifetimes use.
+  int64_t position_ = 0;
   std::map<const Buf*, Buf*> alias_of_;  // reshape-like aliases -> source
   int64_t constant_bytes_ = 0, owned_bytes_ = 0;
   // Buffers to zero in CommitBuffers (constants are written at once), and
@@ -102,6 +114,11 @@ class Planner {
   std::vector<std::pair<void*, size_t>> to_commit_;
   uint64_t planned_bytes_ = 0;
 };
+
+// Which leaves of the entry's root are written straight into the caller's
+// output tensors (Executable::Run points them there): owned and not
+// repeated. They need no storage of their own.
+std::vector<bool> DirectRoots(const std::vector<Buf*>& root);
 
 // broadcast of a one-element array (elementwise users read it as a splat).
 bool IsScalarBroadcast(const hlo::Instruction* instr);

@@ -130,7 +130,7 @@ Buf* Planner::NewBuf(ET type, std::vector<int64_t> dims, Buf::Role role, bool sh
   Buf* b = &bufs_->back();
   b->role = role;
   if (shareable && role == Buf::Role::kOwned) {
-    pending_.push_back({b, position_});
+    pending_.push_back({b, position_, position_});
     return b;
   }
   if (role != Buf::Role::kBound) {
@@ -171,8 +171,9 @@ Buf* Planner::StorageRoot(Buf* b) const {
   return b;
 }
 
-void Planner::AssignSharedStorage(const hlo::Computation& comp,
-                                  const std::vector<const hlo::Instruction*>& order) {
+void Planner::ExtendLifetimes(const hlo::Computation& comp,
+                              const std::vector<const hlo::Instruction*>& order,
+                              const std::vector<int64_t>& clock_of, int64_t root_end) {
   if (pending_.empty()) return;
   std::map<const Buf*, int64_t> last;
   auto use = [&](Buf* leaf, int64_t when) {
@@ -181,27 +182,45 @@ void Planner::AssignSharedStorage(const hlo::Computation& comp,
     if (it == last.end()) last[r] = when;
     else it->second = std::max(it->second, when);
   };
-  for (int64_t p = 0; p < static_cast<int64_t>(order.size()); ++p) {
+  for (size_t p = 0; p < order.size(); ++p) {
     for (const hlo::Instruction* o : order[p]->operands()) {
       auto it = values_.find(o);
-      if (it != values_.end()) for (Buf* b : it->second) use(b, p);
+      if (it != values_.end()) for (Buf* b : it->second) use(b, clock_of[p]);
       if (IsScalarBroadcast(o)) {
         auto jt = values_.find(o->operand(0));
-        if (jt != values_.end()) for (Buf* b : jt->second) use(b, p);
+        if (jt != values_.end()) for (Buf* b : jt->second) use(b, clock_of[p]);
       }
     }
   }
   if (comp.root()) {
     auto it = values_.find(comp.root());
-    if (it != values_.end()) for (Buf* b : it->second) use(b, INT64_MAX);
+    if (it != values_.end()) for (Buf* b : it->second) use(b, root_end);
   }
+  for (Pending& pd : pending_) {
+    auto it = last.find(pd.buf);
+    if (it != last.end()) pd.end = std::max(pd.end, it->second);
+  }
+}
+
+std::vector<bool> DirectRoots(const std::vector<Buf*>& root) {
+  std::vector<bool> direct;
+  for (size_t i = 0; i < root.size(); ++i) {
+    bool unique = true;
+    for (size_t j = 0; j < root.size(); ++j)
+      if (j != i && root[j] == root[i]) unique = false;
+    direct.push_back(unique && root[i]->role == Buf::Role::kOwned);
+  }
+  return direct;
+}
+
+void Planner::AssignSharedStorage(const std::vector<Buf*>& skip) {
+  if (pending_.empty()) return;
   struct Item { Buf* buf; int64_t start, end, size, offset; };
   std::vector<Item> items;
   for (const Pending& pd : pending_) {
-    auto it = last.find(pd.buf);
-    int64_t end = it == last.end() ? pd.def : std::max(pd.def, it->second);
+    if (std::find(skip.begin(), skip.end(), pd.buf) != skip.end()) continue;
     int64_t size = (std::max<int64_t>(pd.buf->bytes, 1) + 63) / 64 * 64;
-    items.push_back({pd.buf, pd.def, end, size, 0});
+    items.push_back({pd.buf, pd.def, std::max(pd.def, pd.end), size, 0});
   }
   // Biggest first; each goes at the lowest offset free during its lifetime.
   std::vector<size_t> idx(items.size());
@@ -264,7 +283,8 @@ static bool OnlySplatUsers(const hlo::Instruction* i) {
   return true;
 }
 
-absl::StatusOr<CompPlan*> Planner::Plan(const hlo::Computation& comp) {
+absl::StatusOr<CompPlan*> Planner::Plan(const hlo::Computation& comp, bool share_with_caller) {
+  const bool entry = plans_.empty();  // the first computation planned
   auto plan = std::make_unique<CompPlan>();
   CompPlan* p = plan.get();
   // A fresh plan per call site: buffers of one call must not be
@@ -276,24 +296,45 @@ absl::StatusOr<CompPlan*> Planner::Plan(const hlo::Computation& comp) {
   // plan's shareable buffers apart.
   std::vector<Pending> outer_pending;
   outer_pending.swap(pending_);
-  int64_t outer_position = position_;
   std::vector<const hlo::Instruction*> order;
   for (const hlo::Instruction* instr : comp.PostOrder()) order.push_back(instr);
+  // When each instruction is done reading its operands: after whatever it
+  // runs inside (a call's callee reads the operands all through).
+  std::vector<int64_t> clock_of(order.size(), position_);
   for (size_t i = 0; i < order.size(); ++i) {
+    clock_of[i] = position_;
     if (OnlySplatUsers(order[i])) continue;
-    position_ = static_cast<int64_t>(i);
+    ++position_;
     absl::Status s = PlanInstruction(*p, *order[i]);
     if (!s.ok()) {
       pending_.swap(outer_pending);
-      position_ = outer_position;
       return s;
     }
+    clock_of[i] = position_;
   }
-  AssignSharedStorage(comp, order);
-  pending_.swap(outer_pending);
-  position_ = outer_position;
-  if (comp.root() == nullptr) return absl::InvalidArgumentError(absl::StrCat("computation '", comp.name(), "' has no root"));
+  // A shared callee's results are read by its caller after the call (the
+  // call's results alias them, see AddCall): they live at least to the
+  // call's end, and the caller's reads extend them further.
+  ExtendLifetimes(comp, order, clock_of, share_with_caller ? position_ : INT64_MAX);
+  if (comp.root() == nullptr) {
+    pending_.swap(outer_pending);
+    return absl::InvalidArgumentError(absl::StrCat("computation '", comp.name(), "' has no root"));
+  }
   p->root = Leaves(comp.root());
+  if (share_with_caller) {
+    outer_pending.insert(outer_pending.end(), pending_.begin(), pending_.end());
+    pending_.clear();
+  } else {
+    // The entry's direct roots live in the caller's output tensors.
+    std::vector<Buf*> skip;
+    if (entry) {
+      const std::vector<bool> direct = DirectRoots(p->root);
+      for (size_t i = 0; i < direct.size(); ++i)
+        if (direct[i]) skip.push_back(p->root[i]);
+    }
+    AssignSharedStorage(skip);
+  }
+  pending_.swap(outer_pending);
   return p;
 }
 
@@ -306,13 +347,21 @@ static void BindParams(const CompPlan& callee, const std::vector<const Buf*>& le
 
 absl::Status Planner::AddCall(CompPlan& plan, const hlo::Instruction& instr,
                               const hlo::Computation& callee) {
-  absl::StatusOr<CompPlan*> cp = Plan(callee);
+  absl::StatusOr<CompPlan*> cp = Plan(callee, /*share_with_caller=*/true);
   if (!cp.ok()) return cp.status();
   CompPlan* c = *cp;
   std::vector<const Buf*> ins = OperandLeaves(instr);
   std::vector<Buf*> outs;
   for (Buf* r : c->root) outs.push_back(NewBuf(r->type, r->dims, Buf::Role::kBound));
   values_[&instr] = outs;
+  // For lifetimes: the call's results are the callee's root buffers, and
+  // the callee's parameters are the caller's operands (bound in the step
+  // below), so reading a result the callee passed through reads an operand.
+  for (size_t i = 0; i < outs.size(); ++i) alias_of_[outs[i]] = c->root[i];
+  size_t k = 0;
+  for (const auto& param : c->params)
+    for (Buf* b : param)
+      if (k < ins.size()) alias_of_[b] = const_cast<Buf*>(ins[k++]);
   plan.steps.push_back({instr.name(), [c, ins, outs](RunCtx& ctx) -> absl::Status {
     BindParams(*c, ins, 0);
     absl::Status s = RunPlan(*c, ctx);

@@ -30,6 +30,8 @@ json CostJson(const LoadCost& c) {
   return json{{"weights", c.weights},       {"model_code", c.model_code},
               {"scratchpad", c.scratchpad}, {"scratchpad_page", c.scratchpad_page},
               {"largest_variable", c.largest_variable},
+              {"intermediates", c.intermediates},
+              {"planned_intermediates", c.planned_intermediates},
               {"io_tensors", c.io_tensors}, {"peak", c.peak}};
 }
 
@@ -103,6 +105,8 @@ int RunLoad(const LoadRequest& request) {
                         FormatBytes(c.scratchpad), pages, pages == 1 ? "" : "s",
                         FormatBytes(c.scratchpad_page), FormatBytes(c.io_tensors),
                         FormatBytes(c.peak)),
+        absl::StrFormat("nc%d: intermediates %s (buffer assignment's peak %s)\n", core,
+                        FormatBytes(c.intermediates), FormatBytes(c.planned_intermediates)),
         absl::StrFormat("nc%d: loaded in %.3f ms (read %.3f, hash %.3f, decompress %.3f, "
                         "deserialize %.3f, build %.3f, place %.3f)\n",
                         core, t.total_ms, t.read_ms, t.hash_ms, t.decompress_ms, t.deserialize_ms,

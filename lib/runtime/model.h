@@ -64,6 +64,8 @@ struct LoadCost {
   uint64_t scratchpad = 0;   // intermediates, in whole scratchpad pages
   uint64_t scratchpad_page = 0;  // page size in effect
   uint64_t largest_variable = 0; // the largest intermediate
+  uint64_t intermediates = 0;    // the executor's buffers for them
+  uint64_t planned_intermediates = 0;  // buffer assignment's peak (0: not recorded)
   uint64_t io_tensors = 0;   // inputs + outputs, allocated by the caller
   uint64_t peak = 0;         // all of the above at once
 };

@@ -277,6 +277,8 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   cost.scratchpad = plan.bytes;
   cost.scratchpad_page = plan.page_bytes;
   cost.largest_variable = largest;
+  cost.intermediates = static_cast<uint64_t>(mem.intermediates);
+  cost.planned_intermediates = static_cast<uint64_t>(std::max<int64_t>(0, manifest.memory.scratch_peak));
   for (const TensorInfo& i : state->inputs) cost.io_tensors += i.bytes;
   for (const TensorInfo& o : state->outputs) cost.io_tensors += o.bytes;
   cost.peak = cost.weights + cost.model_code + cost.scratchpad + cost.io_tensors;

@@ -196,6 +196,42 @@ ENTRY e {
   EXPECT_FLOAT_EQ(static_cast<float>(Values(out[0])[262143]), -std::exp(-0.5f));
 }
 
+TEST(ExecutorTest, CalledComputationsShareTheCallersArena) {
+  // heavy's three 256 KiB buffers join the entry's arena: the second call
+  // reuses the first call's. `kept` is x passed through a call: x must
+  // outlive both heavy calls, or their buffers would overwrite it.
+  const char* text = R"(HloModule m
+heavy {
+  p = f32[65536] parameter(0)
+  b = f32[65536] negate(p)
+  c = f32[65536] exponential(b)
+  ROOT d = f32[65536] negate(c)
+}
+id {
+  ROOT q = f32[65536] parameter(0)
+}
+ENTRY e {
+  a = f32[65536] parameter(0)
+  x = f32[65536] negate(a)
+  kept = f32[65536] call(x), to_apply=id
+  h1 = f32[65536] call(a), to_apply=heavy
+  h2 = f32[65536] call(h1), to_apply=heavy
+  ROOT s = f32[65536] add(h2, kept)
+})";
+  auto exe = BuildText(text);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  constexpr int64_t kBuf = 65536 * 4;
+  MemoryUsage m = (*exe)->memory();
+  // Apart: x, then 3 buffers per call (7 in all). Shared: x, h1 and at
+  // most three of the second call's at once.
+  EXPECT_LE(m.intermediates, 5 * kBuf + 4096) << m.intermediates;
+  std::vector<Tensor> in = {MakeTensor(ET::kF32, {65536}, std::vector<double>(65536, 0.5))}, out;
+  ASSERT_TRUE((*exe)->Run(in, &out, {}).ok());
+  const float h1 = -std::exp(-0.5f), h2 = -std::exp(-h1);
+  const std::vector<double> got = Values(out[0]);
+  for (size_t i = 0; i < got.size(); i += 4099) ASSERT_FLOAT_EQ(static_cast<float>(got[i]), h2 - 0.5f) << i;
+}
+
 TEST(ExecutorTest, StochasticRoundingDoesNotDependOnThreads) {
   const char* text = R"(HloModule m
 ENTRY e {
