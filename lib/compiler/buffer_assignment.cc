@@ -87,29 +87,55 @@ class Arena {
 
 int64_t Align(int64_t n) { return (n + 63) / 64 * 64; }
 
-}  // namespace
-
-BufferAssignment AssignBuffers(const hlo::Module& module) {
-  BufferAssignment out;
-  for (const hlo::Computation* c : module.computations()) {
-    for (const Instruction* inst : c->instructions()) {
-      if (inst->opcode() == Opcode::kConstant) out.memory.constants += ShapeBytes(inst->shape());
-    }
+// An elementwise fusion (reshapes included: they keep the element order)
+// runs as one pass over its lanes: its values never leave registers.
+bool IsElementwiseFusion(const hlo::Computation& comp) {
+  for (const Instruction* inst : comp.instructions()) {
+    const Opcode op = inst->opcode();
+    if (op == Opcode::kParameter || op == Opcode::kConstant || op == Opcode::kTuple ||
+        op == Opcode::kBroadcast || op == Opcode::kReshape || op == Opcode::kBitcast ||
+        hlo::IsElementwise(op))
+      continue;
+    return false;
   }
-  const hlo::Computation* entry = module.entry();
-  if (!entry) return out;
-  for (const Instruction* p : entry->parameters()) {
-    if (p) out.memory.inputs += ShapeBytes(p->shape());
-  }
-  out.memory.outputs = entry->root() ? ShapeBytes(entry->root()->shape()) : 0;
+  return true;
+}
 
-  std::vector<Instruction*> schedule = entry->PostOrder();
+// Computations that run as steps of their caller and keep buffers of their
+// own while they run: a call's callee, a loop's body and condition, a
+// conditional's branches, a fusion that is more than elementwise work (a
+// reduction or a dot inside one materializes its values). A reduction's or
+// sort's scalar computation keeps none.
+bool CalleesHoldBuffers(const Instruction& inst) {
+  switch (inst.opcode()) {
+    case Opcode::kCall:
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+    case Opcode::kAsyncStart:
+      return true;
+    case Opcode::kFusion:
+      return inst.to_apply() && !IsElementwiseFusion(*inst.to_apply());
+    default:
+      return false;
+  }
+}
+
+// The scratch peak of one computation over its post order: its parameters
+// are its caller's buffers and the values its root returns are the
+// caller's result buffers, so neither counts. While an instruction runs a
+// callee, the callee's own peak is live on top of everything live then.
+// Slots are recorded for `slots` (the entry's) when given.
+int64_t SimulateComputation(const hlo::Computation& comp,
+                            std::unordered_map<const hlo::Computation*, int64_t>& peaks,
+                            std::vector<BufferSlot>* slots, int depth = 0) {
+  auto known = peaks.find(&comp);
+  if (known != peaks.end()) return known->second;
+  peaks[&comp] = 0;  // a cycle (invalid HLO) counts nothing more
+  std::vector<Instruction*> schedule = comp.PostOrder();
   std::unordered_map<const Instruction*, size_t> position;
   for (size_t i = 0; i < schedule.size(); ++i) position[schedule[i]] = i;
-  // Outputs live in their own buffers: the values the root returns
-  // (through tuples) are not scratch.
   std::vector<const Instruction*> outputs_of_root;
-  std::vector<const Instruction*> stack = {entry->root()};
+  std::vector<const Instruction*> stack = {comp.root()};
   while (!stack.empty()) {
     const Instruction* v = stack.back();
     stack.pop_back();
@@ -135,6 +161,8 @@ BufferAssignment AssignBuffers(const hlo::Module& module) {
     }
   }
   Arena arena;
+  int64_t peak = 0;
+  std::vector<BufferSlot> local;
   std::vector<std::vector<size_t>> frees_at(schedule.size() + 1);
   for (const Instruction* inst : schedule) {
     size_t at = position[inst];
@@ -142,13 +170,45 @@ BufferAssignment AssignBuffers(const hlo::Module& module) {
       int64_t size = Align(ShapeBytes(inst->shape()));
       if (size > 0) {
         BufferSlot slot{inst, arena.Allocate(size), size, at, std::max(last_use[inst], at)};
-        frees_at[slot.last_use].push_back(out.slots.size());
-        out.slots.push_back(slot);
-        out.memory.scratch_peak = std::max(out.memory.scratch_peak, arena.top());
+        frees_at[slot.last_use].push_back(local.size());
+        local.push_back(slot);
+        peak = std::max(peak, arena.top());
       }
     }
-    for (size_t index : frees_at[at]) arena.Free(out.slots[index].offset, out.slots[index].size);
+    if (CalleesHoldBuffers(*inst) && depth < 64) {
+      int64_t callee_peak = 0;
+      for (const hlo::Computation* c : inst->called_computations())
+        if (c) callee_peak = std::max(callee_peak, SimulateComputation(*c, peaks, nullptr, depth + 1));
+      if (callee_peak > 0) {
+        const int64_t offset = arena.Allocate(callee_peak);
+        peak = std::max(peak, arena.top());
+        arena.Free(offset, callee_peak);
+      }
+    }
+    for (size_t index : frees_at[at]) arena.Free(local[index].offset, local[index].size);
   }
+  peaks[&comp] = peak;
+  if (slots) *slots = std::move(local);
+  return peak;
+}
+
+}  // namespace
+
+BufferAssignment AssignBuffers(const hlo::Module& module) {
+  BufferAssignment out;
+  for (const hlo::Computation* c : module.computations()) {
+    for (const Instruction* inst : c->instructions()) {
+      if (inst->opcode() == Opcode::kConstant) out.memory.constants += ShapeBytes(inst->shape());
+    }
+  }
+  const hlo::Computation* entry = module.entry();
+  if (!entry) return out;
+  for (const Instruction* p : entry->parameters()) {
+    if (p) out.memory.inputs += ShapeBytes(p->shape());
+  }
+  out.memory.outputs = entry->root() ? ShapeBytes(entry->root()->shape()) : 0;
+  std::unordered_map<const hlo::Computation*, int64_t> peaks;
+  out.memory.scratch_peak = SimulateComputation(*entry, peaks, &out.slots);
   out.memory.total = out.memory.constants + out.memory.inputs + out.memory.outputs + out.memory.scratch_peak;
   return out;
 }

@@ -3,7 +3,9 @@
 // overlap share memory (first-fit into the lowest free offset), and the
 // peak is the scratch the program needs besides inputs, outputs and
 // constants. Values that are only views (parameters, constants,
-// get-tuple-element, tuple, bitcast) take no scratch.
+// get-tuple-element, tuple, bitcast) take no scratch. A call, loop or
+// conditional adds its callees' own peak (found the same way) for as long
+// as it runs, so the peak covers nested computations too.
 #ifndef NEURON_LIB_COMPILER_BUFFER_ASSIGNMENT_H_
 #define NEURON_LIB_COMPILER_BUFFER_ASSIGNMENT_H_
 

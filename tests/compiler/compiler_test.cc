@@ -270,6 +270,29 @@ ENTRY e {
   }
 }
 
+TEST(BufferAssignmentTest, CountsWhatCalledComputationsHoldWhileTheyRun) {
+  // The callee makes two 4 KiB temporaries live at once; its result is the
+  // call's own buffer. The caller holds x (1 KiB) across the call.
+  auto m = testing::ParseOrDie(R"(HloModule nested
+callee {
+  q = f32[256] parameter(0)
+  t = f32[1024] broadcast(q), dimensions={0}
+  u = f32[1024] exponential(t)
+  v = f32[1024] add(t, u)
+  ROOT w = f32[256] slice(v), slice={[0:256]}
+}
+ENTRY e {
+  p = f32[256] parameter(0)
+  x = f32[256] negate(p)
+  y = f32[256] call(x), to_apply=callee
+  ROOT r = f32[256] add(x, y)
+})");
+  BufferAssignment ba = AssignBuffers(*m);
+  // x and y (1 KiB each) plus the callee's t, u and v: t and u are live
+  // together when v is made (12 KiB).
+  EXPECT_EQ(ba.memory.scratch_peak, 2 * 1024 + 3 * 4096);
+}
+
 TEST(CompilerTest, ErrorsNameTheInstructionAndSource) {
   const char* text = R"(HloModule bad
 ENTRY main {

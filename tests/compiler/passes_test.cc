@@ -245,6 +245,38 @@ ENTRY e {
   EXPECT_EQ(CountInEntry(*m, Opcode::kBroadcast), 0);
 }
 
+TEST(ElementwiseFusionPassTest, BroadcastSourcesComputedOutsideTheFusion) {
+  // A norm's shape: a per-channel scale computed on a vector, broadcast over
+  // the activations. The scale's arithmetic stays out of the activations'
+  // fusion, whose broadcast then reads one of its parameters.
+  auto m = ParseOrDie(R"(HloModule m
+ENTRY e {
+  x = f32[4,8,16] parameter(0)
+  v = f32[16] parameter(1)
+  g = f32[16] parameter(2)
+  eps = f32[] constant(0.001)
+  epsb = f32[16] broadcast(eps), dimensions={}
+  ve = f32[16] add(v, epsb)
+  rs = f32[16] rsqrt(ve)
+  scale = f32[16] multiply(rs, g)
+  sb = f32[4,8,16] broadcast(scale), dimensions={2}
+  y = f32[4,8,16] multiply(x, sb)
+  ROOT z = f32[4,8,16] tanh(y)
+})");
+  auto pass = MakeElementwiseFusionPass({});
+  EXPECT_TRUE(RunPass(*pass, m));
+  const hlo::Instruction* root = m->entry()->root();
+  ASSERT_EQ(root->opcode(), Opcode::kFusion);
+  int checked = 0;
+  for (const hlo::Instruction* inst : root->called_computations()[0]->instructions()) {
+    if (inst->opcode() != Opcode::kBroadcast) continue;
+    EXPECT_EQ(inst->operand(0)->opcode(), Opcode::kParameter) << inst->name();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 1);
+  EXPECT_EQ(CountOpcode(*m, Opcode::kRsqrt), 1);  // computed once, on the vector
+}
+
 TEST(ElementwiseFusionPassTest, ReduceProducersOnlyWhenAsked) {
   const char* text = R"(HloModule m
 add {

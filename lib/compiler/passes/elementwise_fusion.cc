@@ -44,6 +44,13 @@ bool IsCheap(const Instruction& inst) {
   }
 }
 
+// A broadcast of more than one element: its source is not a splat.
+bool BroadcastsComputedValues(const Instruction& inst) {
+  if (inst.opcode() != Opcode::kBroadcast) return false;
+  std::optional<int64_t> n = inst.operand(0)->shape().ElementCount();
+  return !n || *n > 1;
+}
+
 class ElementwiseFusion : public Pass {
  public:
   explicit ElementwiseFusion(FusionConfig config) : config_(config) {}
@@ -110,7 +117,10 @@ class ElementwiseFusion : public Pass {
                                         [&](Instruction* u) { return cl.members.count(u) > 0; });
         if (all_users_in && o != c->root()) {
           cl.members.insert(o);
-          push_operands(o);
+          // The executor's one pass reads a broadcast's source by index
+          // only when that source is a fusion parameter: the values it
+          // spreads (a norm's per-channel scale, say) are computed outside.
+          if (!BroadcastsComputedValues(*o)) push_operands(o);
         } else if (IsCheap(*o)) {
           cl.duplicates.insert(o);
         }
