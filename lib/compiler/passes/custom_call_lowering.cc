@@ -10,6 +10,10 @@
 //     the dot dimension numbers of the gemm backend config (alpha 1, beta 0).
 //   - xla_builder.math.Acos: atan2(sqrt(1 - x*x), x); for complex z,
 //     -i log(z + i sqrt(1 - z^2)).
+//   - The rest of Neuron's family (AwsNeuronGelu, ...GeluApprxTanh,
+//     ...GeluBackward, ...Silu, ...SiluBackward, ...Erf, ...RmsNorm,
+//     ...ArgMax, ...ArgMin, ...TopK) and XLA's generic TopK: in
+//     neuron_custom_calls.cc.
 //   - domain instructions: the identity.
 //   - Convolutions (__cudnn$convForward, __cudnn$convBiasActivationForward
 //     with a bias and relu/no activation): convolution (+ bias, + relu).
@@ -23,6 +27,7 @@
 #include "lib/compiler/diagnostics.h"
 #include "lib/compiler/error_codes.h"
 #include "lib/compiler/ir_util.h"
+#include "lib/compiler/passes/neuron_custom_calls.h"
 #include "lib/compiler/passes/passes.h"
 #include "lib/hlo/shape_inference.h"
 #include "lib/support/parse.h"
@@ -46,7 +51,10 @@ bool IsGemmTarget(std::string_view t) {
 
 class Lowering {
  public:
-  Lowering(hlo::Module& module) : module_(module), names_(module) {}
+  Lowering(hlo::Module& module)
+      : module_(module),
+        names_(module),
+        neuron_{module_, names_, [this](Opcode op, hlo::ElementType type) { return Reducer(op, type); }} {}
 
   absl::StatusOr<bool> Run() {
     bool changed = false;
@@ -63,7 +71,10 @@ class Lowering {
         if (!lowered.ok()) return lowered.status();
         if (!*lowered) continue;
         changed = true;
-        if (inst->shape().IsTuple()) {
+        if (inst->shape().IsTuple() && (*lowered)->shape().IsTuple()) {
+          (*lowered)->attrs().metadata = inst->attrs().metadata;  // e.g. topk's (values, indices)
+          inst->ReplaceAllUsesWith(*lowered);
+        } else if (inst->shape().IsTuple()) {
           if (absl::Status s = ReplaceTupleResult(inst, *lowered); !s.ok()) return s;
         } else {
           bool is_new = std::find(inst->operands().begin(), inst->operands().end(), *lowered) ==
@@ -90,6 +101,7 @@ class Lowering {
       return Convolution(c, cc);
     }
     if (target == "xla_builder.math.Acos") return Acos(c, cc);
+    if (IsNeuronFamilyTarget(target)) return LowerNeuronCustomCall(neuron_, c, cc);
     return nullptr;
   }
 
@@ -455,6 +467,7 @@ class Lowering {
   hlo::Module& module_;
   NameUniquer names_;
   std::map<std::pair<Opcode, hlo::ElementType>, hlo::Computation*> reducers_;
+  NeuronLoweringContext neuron_;
 };
 
 class CustomCallLowering : public Pass {
