@@ -334,11 +334,32 @@ ENTRY e {
   }
 }
 
+TEST(NeuronCustomCallTest, MarkersAndLncConstraintsPassTheirOperandsThrough) {
+  auto out = CompileAndRun(R"(HloModule marks
+ENTRY e {
+  x = f32[4] parameter(0)
+  y = f32[2] parameter(1)
+  s = (f32[4], f32[2]) custom-call(x, y), custom_call_target="AwsNeuronModuleMarkerStart-Forward"
+  a = f32[4] get-tuple-element(s), index=0
+  b = f32[2] get-tuple-element(s), index=1
+  d = f32[4] add(a, a)
+  c = f32[4] custom-call(d), custom_call_target="AwsNeuronLNCShardingConstraint"
+  m = f32[4] custom-call(c), custom_call_target="AwsNeuronModuleMarkerEnd-Forward"
+  n = f32[2] custom-call(b), custom_call_target="NeuronBoundaryMarker-End"
+  ROOT r = (f32[4], f32[2]) tuple(m, n)
+})",
+                           {F32({4}, {1, 2, 3, 4}), F32({2}, {-1, 5})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<float>((*out)[0], 4), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(Values<float>((*out)[1], 2), (std::vector<float>{-1, 5}));
+}
+
 TEST(NeuronCustomCallTest, ListOperatorsNamesTheFamily) {
   std::vector<std::string> listed = LoweredCustomCallTargets();
   for (const char* target : {"AwsNeuronGelu", "AwsNeuronGeluApprxTanh", "AwsNeuronGeluBackward", "AwsNeuronSilu",
                              "AwsNeuronSiluBackward", "AwsNeuronErf", "AwsNeuronRmsNorm", "AwsNeuronArgMax",
-                             "AwsNeuronArgMin", "AwsNeuronTopK", "TopK"}) {
+                             "AwsNeuronArgMin", "AwsNeuronTopK", "TopK", "AwsNeuronModuleMarkerStart-Forward",
+                             "AwsNeuronLNCShardingConstraint", "xla_builder.math.NextAfter"}) {
     EXPECT_NE(std::find(listed.begin(), listed.end(), target), listed.end()) << target;
   }
 }
