@@ -51,7 +51,7 @@ std::vector<std::string> LoweredCustomCallTargets() {
   std::vector<std::string> out = {"GetRngSeed", "xla_builder.math.Acos", "AwsNeuronSoftmax", "AwsNeuronSoftmaxBackward", "AwsNeuronTransferWithStaticRing",
                                   "AwsNeuronGelu", "AwsNeuronGeluApprxTanh", "AwsNeuronGeluBackward", "AwsNeuronSilu",
                                   "AwsNeuronSiluBackward", "AwsNeuronErf", "AwsNeuronRmsNorm", "AwsNeuronArgMax",
-                                  "AwsNeuronArgMin", "AwsNeuronTopK", "TopK", "xla_builder.math.NextAfter",
+                                  "AwsNeuronArgMin", "AwsNeuronTopK", "TopK", "xla_builder.math.NextAfter", "ResizeNearest", "ResizeNearestGrad",
                                   "AwsNeuronModuleMarkerStart-Forward", "AwsNeuronModuleMarkerStart-Backward",
                                   "AwsNeuronModuleMarkerEnd-Forward", "AwsNeuronModuleMarkerEnd-Backward",
                                   "NeuronBoundaryMarker-Start", "NeuronBoundaryMarker-End", "AwsNeuronLNCShardingConstraint",

@@ -318,6 +318,12 @@ ENTRY e {
   x = f32[2,4] parameter(0)
   ROOT t = (f32[2,6], u32[2,6]) custom-call(x), custom_call_target="AwsNeuronTopK", backend_config="6"
 })",
+      // align_corners, whose convention is not the one torch-neuronx emits.
+      R"(HloModule m
+ENTRY e {
+  x = f32[1,2,2,1] parameter(0)
+  ROOT y = f32[1,4,4,1] custom-call(x), custom_call_target="ResizeNearest", backend_config="10"
+})",
       // an integer activation.
       R"(HloModule m
 ENTRY e {
@@ -330,8 +336,42 @@ ENTRY e {
     absl::StatusOr<CompileResult> r = CompileText(text, options, /*emit_neff=*/true);
     ASSERT_FALSE(r.ok()) << text;
     EXPECT_EQ(ErrorCodeOf(r.status()), "NCC-E0205") << r.status();
-    EXPECT_NE(r.status().message().find("custom-call 'AwsNeuron"), std::string_view::npos) << r.status();
+    EXPECT_NE(r.status().message().find("custom-call '"), std::string_view::npos) << r.status();
   }
+}
+
+// out[n, o, p, c] = in[n, floor(o * IH / OH), floor(p * IW / OW), c].
+TEST(NeuronCustomCallTest, ResizeNearestAndItsGradientOnNhwc) {
+  const int N = 2, IH = 3, IW = 2, C = 2, OH = 6, OW = 5;  // scales 2 and 2.5
+  std::vector<float> x(N * IH * IW * C), g(N * OH * OW * C);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.5f - 3;
+  for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>((i * 7) % 11) - 4.25f;
+  auto out = CompileAndRun(R"(HloModule resize
+ENTRY e {
+  x = f32[2,3,2,2] parameter(0)
+  g = f32[2,6,5,2] parameter(1)
+  up = f32[2,6,5,2] custom-call(x), custom_call_target="ResizeNearest", backend_config="\"00\""
+  dx = f32[2,3,2,2] custom-call(g), custom_call_target="ResizeNearestGrad", backend_config="\"00\""
+  ROOT r = (f32[2,6,5,2], f32[2,3,2,2]) tuple(up, dx)
+})",
+                           {F32({N, IH, IW, C}, x), F32({N, OH, OW, C}, g)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<float> up = Values<float>((*out)[0], g.size());
+  std::vector<float> dx = Values<float>((*out)[1], x.size());
+  std::vector<double> want_dx(x.size(), 0.0);
+  for (int n = 0; n < N; ++n) {
+    for (int o = 0; o < OH; ++o) {
+      for (int p = 0; p < OW; ++p) {
+        for (int c = 0; c < C; ++c) {
+          int src = ((n * IH + o * IH / OH) * IW + p * IW / OW) * C + c;
+          int dst = ((n * OH + o) * OW + p) * C + c;
+          EXPECT_EQ(up[dst], x[src]) << n << " " << o << " " << p << " " << c;
+          want_dx[src] += g[dst];
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < dx.size(); ++i) EXPECT_NEAR(dx[i], want_dx[i], 1e-5) << i;
 }
 
 TEST(NeuronCustomCallTest, MarkersAndLncConstraintsPassTheirOperandsThrough) {
@@ -359,7 +399,8 @@ TEST(NeuronCustomCallTest, ListOperatorsNamesTheFamily) {
   for (const char* target : {"AwsNeuronGelu", "AwsNeuronGeluApprxTanh", "AwsNeuronGeluBackward", "AwsNeuronSilu",
                              "AwsNeuronSiluBackward", "AwsNeuronErf", "AwsNeuronRmsNorm", "AwsNeuronArgMax",
                              "AwsNeuronArgMin", "AwsNeuronTopK", "TopK", "AwsNeuronModuleMarkerStart-Forward",
-                             "AwsNeuronLNCShardingConstraint", "xla_builder.math.NextAfter"}) {
+                             "AwsNeuronLNCShardingConstraint", "xla_builder.math.NextAfter", "ResizeNearest",
+                             "ResizeNearestGrad"}) {
     EXPECT_NE(std::find(listed.begin(), listed.end(), target), listed.end()) << target;
   }
 }

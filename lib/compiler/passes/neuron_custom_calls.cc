@@ -18,12 +18,18 @@
 //     largest along the last dimension, sorted, as torch.topk.
 //   - TopK (XLA's generic target): the same, k from the result shape,
 //     smallest first when its comparator is LT/LE or largest=false.
+//   - ResizeNearest / ResizeNearestGrad (torch-neuronx's upsample_nearest2d,
+//     NHWC, backend_config "00": neither align_corners nor half-pixel
+//     centers): out[n, o, p, c] = in[n, o*IH/OH, p*IW/OW, c] (floor), as two
+//     gathers; the gradient sums each output's gradient into its source,
+//     as two scatter-adds.
 // Narrow floating types (bf16, f16, f8) compute in f32 and round once at
 // the end. Everything else Neuron names (dropout, native kernels, NKI ops,
 // collective matmuls, RmsNormBackward whose saved operand is the forward
 // output) is left for the support check to refuse by name.
 #include "lib/compiler/passes/neuron_custom_calls.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -51,6 +57,8 @@ class NeuronLowering {
     if (t == "AwsNeuronArgMin") return ArgMinMax(/*max=*/false);
     if (t == "AwsNeuronTopK") return TopK(/*generic=*/false);
     if (t == "TopK") return TopK(/*generic=*/true);
+    if (t == "ResizeNearest") return ResizeNearest(/*grad=*/false);
+    if (t == "ResizeNearestGrad") return ResizeNearest(/*grad=*/true);
     return Activation(t);
   }
 
@@ -285,6 +293,81 @@ class NeuronLowering {
     return TopKOf(x, k, largest, s.tuple[1].type);
   }
 
+  // s32[n] constant: the source of each of `out` positions among `in`.
+  Instruction* NearestSources(int64_t in, int64_t out) {
+    Shape shape = Shape::Array(ElementType::kS32, {out});
+    Instruction* k = AddInstruction(c_, Opcode::kConstant, ctx_.names.Get("constant"), shape);
+    hlo::Literal lit = hlo::Literal::Zeros(shape);
+    for (int64_t o = 0; o < out; ++o) lit.SetInt(o, std::min(o * in / out, in - 1));
+    k->attrs().literal = std::move(lit);
+    return k;
+  }
+
+  // x gathered at `idx` along `dim` (of 4).
+  Instruction* GatherAlong(Instruction* x, Instruction* idx, int64_t dim) {
+    std::vector<int64_t> dims = x->shape().dims;
+    std::vector<int64_t> sizes = dims;
+    sizes[dim] = 1;
+    dims[dim] = idx->shape().dims[0];
+    Instruction* g = Add(Opcode::kGather, Shape::Array(x->shape().type, dims), {x, idx});
+    hlo::GatherDims gd;
+    for (int64_t d = 0; d < 4; ++d) {
+      if (d != dim) gd.offset_dims.push_back(d);
+    }
+    gd.collapsed_slice_dims = {dim};
+    gd.start_index_map = {dim};
+    gd.index_vector_dim = 1;
+    g->attrs().gather = gd;
+    g->attrs().gather_slice_sizes = sizes;
+    return g;
+  }
+
+  // updates summed into zeros of `dims` at `idx` along `dim` (of 4).
+  Instruction* ScatterAddAlong(Instruction* updates, Instruction* idx, int64_t dim, const std::vector<int64_t>& dims) {
+    ElementType t = updates->shape().type;
+    Instruction* zeros = Splat(t, dims, 0.0);
+    Instruction* s = Add(Opcode::kScatter, Shape::Array(t, dims), {zeros, idx, updates});
+    hlo::ScatterDims sd;
+    for (int64_t d = 0; d < 4; ++d) {
+      if (d != dim) sd.update_window_dims.push_back(d);
+    }
+    sd.inserted_window_dims = {dim};
+    sd.scatter_dims_to_operand_dims = {dim};
+    sd.index_vector_dim = 1;
+    s->attrs().scatter = sd;
+    s->AddCalledComputation(ctx_.reducer(Opcode::kAdd, t));
+    return s;
+  }
+
+  absl::StatusOr<Instruction*> ResizeNearest(bool grad) {
+    const Shape& s = cc_->shape();
+    if (cc_->operand_count() != 1 || s.rank() != 4 || cc_->operand(0)->shape().rank() != 4 ||
+        cc_->operand(0)->shape().type != s.type || !hlo::IsArrayType(s.type) || hlo::IsComplex(s.type) ||
+        cc_->operand(0)->shape().dims[0] != s.dims[0] || cc_->operand(0)->shape().dims[3] != s.dims[3]) {
+      return Bad("expected one NHWC operand and an NHWC result of its batch, features and type");
+    }
+    std::string config = cc_->attrs().backend_config;
+    if (config.size() == 4 && config.front() == '"' && config.back() == '"') config = config.substr(1, 2);
+    if (config != "00" && !config.empty()) {
+      return Bad(absl::StrFormat("backend_config '%s': only \"00\" (no align_corners, no half-pixel centers) is supported",
+                                 cc_->attrs().backend_config));
+    }
+    Instruction* x = cc_->operand(0);
+    const std::vector<int64_t>& in = grad ? s.dims : x->shape().dims;    // the image's sizes
+    const std::vector<int64_t>& out = grad ? x->shape().dims : s.dims;  // the resized sizes
+    for (int d : {1, 2}) {
+      if (in[d] == 0 && out[d] != 0) return Bad("resizing an empty image");
+    }
+    Instruction* rows = NearestSources(in[1], out[1]);
+    Instruction* cols = NearestSources(in[2], out[2]);
+    if (!grad) return GatherAlong(GatherAlong(x, rows, 1), cols, 2);
+    std::vector<int64_t> mid = {s.dims[0], out[1], in[2], s.dims[3]};
+    bool narrow = s.type != ComputeType(s.type) && hlo::IsFloatingPoint(s.type);
+    Instruction* g = narrow ? Convert(x, ElementType::kF32) : x;  // sums in f32, rounded once
+    Instruction* summed = ScatterAddAlong(ScatterAddAlong(g, cols, 2, mid), rows, 1, s.dims);
+    return Convert(summed, s.type);
+  }
+
   NeuronLoweringContext& ctx_;
   hlo::Computation* c_;
   Instruction* cc_;
@@ -295,7 +378,8 @@ class NeuronLowering {
 bool IsNeuronFamilyTarget(std::string_view t) {
   return t == "AwsNeuronGelu" || t == "AwsNeuronGeluApprxTanh" || t == "AwsNeuronGeluBackward" || t == "AwsNeuronSilu" ||
          t == "AwsNeuronSiluBackward" || t == "AwsNeuronErf" || t == "AwsNeuronRmsNorm" || t == "AwsNeuronArgMax" ||
-         t == "AwsNeuronArgMin" || t == "AwsNeuronTopK" || t == "TopK";
+         t == "AwsNeuronArgMin" || t == "AwsNeuronTopK" || t == "TopK" || t == "ResizeNearest" ||
+         t == "ResizeNearestGrad";
 }
 
 absl::StatusOr<Instruction*> LowerNeuronCustomCall(NeuronLoweringContext& ctx, hlo::Computation* c, Instruction* cc) {
