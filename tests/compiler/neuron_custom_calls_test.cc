@@ -150,6 +150,27 @@ ENTRY e {
   }
 }
 
+// torch-neuronx's form: a bf16 input and weight, the epsilon an f32 constant.
+TEST(NeuronCustomCallTest, Bf16RmsNormWithAnF32Epsilon) {
+  const std::vector<float> x = {0.5f, -1, 2, 3, -0.25f, 1, 4, -2};  // exact in bf16
+  const std::vector<float> gamma = {1, 0.5f, 2, -1};
+  auto out = CompileAndRun(R"(HloModule rms
+ENTRY e {
+  x = f32[2,4] parameter(0)
+  g = f32[4] parameter(1)
+  xb = bf16[2,4] convert(x)
+  gb = bf16[4] convert(g)
+  eps = f32[] constant(1e-06)
+  y = bf16[2,4] custom-call(xb, gb, eps), custom_call_target="AwsNeuronRmsNorm", backend_config="1"
+  ROOT r = f32[2,4] convert(y)
+})",
+                           {F32({2, 4}, x), F32({4}, gamma)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<float> got = Values<float>((*out)[0], 8);
+  std::vector<double> want = RmsNormReference(x, gamma, 2, 4, 1, 1e-6);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 8e-3 * std::max(1.0, std::abs(want[i]))) << i;
+}
+
 // The first index of the largest (smallest) element; NaN wins both, as torch.
 int64_t ArgRef(const std::vector<float>& v, bool max) {
   int64_t best = 0;
