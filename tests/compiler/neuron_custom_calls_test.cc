@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "lib/compiler/diagnostics.h"
 #include "lib/compiler/supported_ops.h"
+#include "lib/hlo/verifier.h"
 #include "lib/kernels/executable.h"
 #include "tests/compiler/test_util.h"
 
@@ -25,6 +26,12 @@ absl::StatusOr<std::vector<Tensor>> CompileAndRun(std::string_view text, const s
   options.optlevel = 2;
   absl::StatusOr<CompileResult> r = CompileText(text, options, /*emit_neff=*/false);
   if (!r.ok()) return r.status();
+  if (absl::Status v = hlo::Verify(*r->module); !v.ok()) return v;  // the lowered module is well formed
+  for (const hlo::Computation* c : r->module->computations()) {
+    for (const hlo::Instruction* inst : c->instructions()) {
+      if (inst->opcode() == hlo::Opcode::kCustomCall) return absl::InternalError("a custom-call is left");
+    }
+  }
   absl::StatusOr<std::unique_ptr<kernels::Executable>> exe = kernels::Executable::Build(*r->module);
   if (!exe.ok()) return exe.status();
   std::vector<Tensor> outs;
