@@ -7,7 +7,9 @@
 //     torch-neuronx multiplies it by the incoming gradient itself.
 //   - AwsNeuronSilu(x): x sigmoid(x).
 //   - AwsNeuronSiluBackward(x): silu'(x) = s (1 + x (1 - s)), s = sigmoid(x),
-//     in GeluBackward's convention (one operand, the derivative).
+//     in GeluBackward's convention (one operand, the derivative): the
+//     Neuron compiler hands each of these six activations only its operand
+//     0 (and the element count) to an elementwise kernel.
 //   - AwsNeuronErf(x): erf(x).
 //   - AwsNeuronRmsNorm(x, weight, eps), backend_config = the dimension:
 //     x * rsqrt(mean(x^2 over dim) + eps) * weight (weight along dim).
