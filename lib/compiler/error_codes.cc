@@ -41,8 +41,10 @@ constexpr ErrorCode kCodes[] = {
      "model to avoid the operator, or run that part on the host."},
     {kErrUnsupportedCustomCall, "unsupported custom-call target",
      "A custom-call names a target the compiler does not know how to lower. Known GEMM and "
-     "convolution targets, SPMD annotations and AwsNeuronSoftmax are lowered; other vendor "
-     "kernels (e.g. TransformerEngine fused attention) are not.",
+     "convolution targets, SPMD annotations, XLA's TopK and Neuron's own activations, RMSNorm, "
+     "softmax, argmax/argmin, top-k, nearest resize and markers are lowered; other vendor kernels (e.g. TransformerEngine "
+     "fused attention) are not, nor Neuron targets that cannot run on the simulated core "
+     "(AwsNeuronCustomNativeKernel/CustomOp payloads, dropout, RmsNormBackward): the message says why.",
      "Export the model without the vendor kernel (e.g. disable cuDNN/TE fusions, or dump the "
      "module before backend-specific passes)."},
     {kErrDynamicShape, "dynamic shapes are not supported",

@@ -49,6 +49,12 @@ std::vector<std::string> SupportedOperators() {
 
 std::vector<std::string> LoweredCustomCallTargets() {
   std::vector<std::string> out = {"GetRngSeed", "xla_builder.math.Acos", "AwsNeuronSoftmax", "AwsNeuronSoftmaxBackward", "AwsNeuronTransferWithStaticRing",
+                                  "AwsNeuronGelu", "AwsNeuronGeluApprxTanh", "AwsNeuronGeluBackward", "AwsNeuronSilu",
+                                  "AwsNeuronSiluBackward", "AwsNeuronErf", "AwsNeuronRmsNorm", "AwsNeuronArgMax",
+                                  "AwsNeuronArgMin", "AwsNeuronTopK", "TopK", "xla_builder.math.NextAfter", "ResizeNearest", "ResizeNearestGrad",
+                                  "AwsNeuronModuleMarkerStart-Forward", "AwsNeuronModuleMarkerStart-Backward",
+                                  "AwsNeuronModuleMarkerEnd-Forward", "AwsNeuronModuleMarkerEnd-Backward",
+                                  "NeuronBoundaryMarker-Start", "NeuronBoundaryMarker-End", "AwsNeuronLNCShardingConstraint",
                                   "MoveToDevice", "MoveToHost", "SPMDFullToShardShape", "SPMDShardToFullShape",
                                   "Sharding", "__cublas$gemm", "__cublas$lt$matmul", "__cudnn$convBiasActivationForward",
                                   "__cudnn$convForward", "__onednn$matmul", "annotate_device_placement",
@@ -58,6 +64,23 @@ std::vector<std::string> LoweredCustomCallTargets() {
 }
 
 namespace {
+// Why a Neuron custom-call target the compiler knows of is still refused.
+std::string_view NeuronRefusalReason(std::string_view t) {
+  if (t == "AwsNeuronCustomNativeKernel" || t == "AwsNeuronCustomOp" || t == "AwsNeuronMLPNKI") {
+    return " (a compiled native/NKI kernel: its binary payload cannot run on the simulated core)";
+  }
+  if (t == "AwsNeuronDropout" || t == "AwsNeuronDropoutMaskV1") {
+    return " (the device's dropout random stream is not modelled)";
+  }
+  if (t == "AwsNeuronRmsNormBackward") {
+    return " (torch-neuronx passes the forward output, not its input; the gradient is not determined by it)";
+  }
+  if (t == "AwsNeuronCollectiveMatmul" || t == "AwsNeuronIntMatmult") {
+    return " (its operand and scale conventions are not documented)";
+  }
+  return "";
+}
+
 bool HasComplex(const hlo::Shape& s) {
   if (s.IsTuple()) return std::any_of(s.tuple.begin(), s.tuple.end(), HasComplex);
   return hlo::IsComplex(s.type);
@@ -73,7 +96,8 @@ absl::Status CheckSupported(const hlo::Module& module) {
     for (const hlo::Instruction* inst : c->instructions()) {
       if (inst->opcode() == Opcode::kCustomCall && !kernels::RunsCustomCall(inst->attrs().custom_call_target)) {
         return CompileError(kErrUnsupportedCustomCall,
-                            absl::StrFormat("unsupported custom-call target '%s'", inst->attrs().custom_call_target),
+                            absl::StrFormat("unsupported custom-call target '%s'%s", inst->attrs().custom_call_target,
+                                            NeuronRefusalReason(inst->attrs().custom_call_target)),
                             inst);
       }
       if (!IsSupportedOpcode(inst->opcode())) {

@@ -1133,7 +1133,7 @@ absl::Status Parser::ParseAttribute(PendingInstruction* p) {
   if (key == "fft_type") return WordValue(b, e, &a.fft_type);
   if (key == "fft_length") return IntList(b, e, &a.fft_length);
   if (key == "k" && op == Opcode::kTopK) return IntValue(b, e, &a.k);
-  if (key == "largest" && op == Opcode::kTopK) return BoolValue(b, e, &a.largest);
+  if (key == "largest" && (op == Opcode::kTopK || op == Opcode::kCustomCall)) return BoolValue(b, e, &a.largest);
   if (key == "is_host_transfer") return BoolValue(b, e, &a.is_host_transfer);
   if (op == Opcode::kCholesky || op == Opcode::kTriangularSolve) {
     if (key == "lower") return BoolValue(b, e, &a.lower);

@@ -1,7 +1,10 @@
 // Lowerings checked by running them: the compiled module executes and its
 // results match a straightforward reference (send/recv as a permute,
-// complex acos, GetRngSeed, cuDNN int8 and vectorized convolutions).
+// complex acos, nextafter, GetRngSeed, cuDNN int8 and vectorized convolutions).
+#include <cmath>
 #include <complex>
+#include <cstring>
+#include <limits>
 #include <random>
 
 #include "gtest/gtest.h"
@@ -116,6 +119,42 @@ ENTRY e {
     EXPECT_NEAR(got[i].real(), want.real(), 1e-4) << i;
     EXPECT_NEAR(got[i].imag(), want.imag(), 1e-4) << i;
   }
+}
+
+template <typename T>
+void CheckNextAfter(hlo::ElementType type, const char* name) {
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const T den = std::numeric_limits<T>::denorm_min(), big = std::numeric_limits<T>::max();
+  const std::vector<std::pair<T, T>> cases = {
+      {1, 2},     {1, 0},      {-1, -2},  {-1, 0},   {0, 1},     {0, -1},  {T(-0.0), 1}, {0, T(-0.0)},
+      {den, 0},   {-den, 0},   {-den, 1}, {big, inf}, {inf, 0},  {-inf, 0}, {3, 3},      {nan, 1},
+      {1, nan},   {T(0.1), -5}, {T(-2.5), 7}, {T(1e-3), T(1e-3)}};
+  const int64_t n = static_cast<int64_t>(cases.size());
+  Tensor x(type, {n}), y(type, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    reinterpret_cast<T*>(x.data())[i] = cases[i].first;
+    reinterpret_cast<T*>(y.data())[i] = cases[i].second;
+  }
+  std::string text = std::string("HloModule n\nENTRY e {\n  x = T[N] parameter(0)\n  y = T[N] parameter(1)\n") +
+                     "  ROOT r = T[N] custom-call(x, y), custom_call_target=\"xla_builder.math.NextAfter\"\n}\n";
+  for (size_t at; (at = text.find("T[N]")) != std::string::npos;) text.replace(at, 4, std::string(name) + "[" + std::to_string(n) + "]");
+  auto out = CompileAndRun(text, {x, y});
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (int64_t i = 0; i < n; ++i) {
+    T got = reinterpret_cast<const T*>((*out)[0].data())[i];
+    T want = std::nextafter(cases[i].first, cases[i].second);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << name << " " << i;
+    } else {
+      EXPECT_EQ(std::memcmp(&got, &want, sizeof(T)), 0)
+          << name << " nextafter(" << cases[i].first << ", " << cases[i].second << ") = " << got << ", want " << want;
+    }
+  }
+}
+
+TEST(CustomCallLoweringExecTest, NextAfterMatchesStd) {
+  CheckNextAfter<float>(hlo::ElementType::kF32, "f32");
+  CheckNextAfter<double>(hlo::ElementType::kF64, "f64");
 }
 
 // A c64 convolution (two images, two input features, two output features,

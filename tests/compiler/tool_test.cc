@@ -63,6 +63,8 @@ TEST(ToolTest, HelpVersionAndListOperators) {
   EXPECT_EQ(ops.exit_code, 0);
   EXPECT_EQ(Lines(ops.out), static_cast<int>(SupportedOperators().size() + LoweredCustomCallTargets().size()));
   EXPECT_NE(ops.out.find("\ncustom-call:__cublas$gemm\n"), std::string::npos);
+  EXPECT_NE(ops.out.find("\ncustom-call:AwsNeuronRmsNorm\n"), std::string::npos);
+  EXPECT_NE(ops.out.find("\ncustom-call:AwsNeuronTopK\n"), std::string::npos);
   EXPECT_NE(ops.out.find("\ndot\n"), std::string::npos);
   EXPECT_NE(ops.out.find("\nfft\n"), std::string::npos);  // the executor runs it
   EXPECT_EQ(ops.out.find("\nsend\n"), std::string::npos);

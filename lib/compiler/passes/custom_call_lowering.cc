@@ -8,14 +8,24 @@
 //     dimension): exp(x - max) / sum(exp(x - max)), and y * (dy - sum(dy * y)).
 //   - GEMMs (__cublas$gemm, __cublas$lt$matmul, __onednn$matmul): dot, with
 //     the dot dimension numbers of the gemm backend config (alpha 1, beta 0).
+//   - Neuron's markers (AwsNeuronModuleMarkerStart/End-Forward/Backward,
+//     NeuronBoundaryMarker-Start/End) and AwsNeuronLNCShardingConstraint:
+//     the identity on one device, also for several operands and a tuple.
 //   - xla_builder.math.Acos: atan2(sqrt(1 - x*x), x); for complex z,
 //     -i log(z + i sqrt(1 - z^2)).
+//   - xla_builder.math.NextAfter(x, y): the next representable value after
+//     x towards y (C's nextafter), on the bits.
+//   - The rest of Neuron's family (AwsNeuronGelu, ...GeluApprxTanh,
+//     ...GeluBackward, ...Silu, ...SiluBackward, ...Erf, ...RmsNorm,
+//     ...ArgMax, ...ArgMin, ...TopK) and XLA's generic TopK: in
+//     neuron_custom_calls.cc.
 //   - domain instructions: the identity.
 //   - Convolutions (__cudnn$convForward, __cudnn$convBiasActivationForward
 //     with a bias and relu/no activation): convolution (+ bias, + relu).
 // Any other target is left alone; the support check reports it by name.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -23,6 +33,7 @@
 #include "lib/compiler/diagnostics.h"
 #include "lib/compiler/error_codes.h"
 #include "lib/compiler/ir_util.h"
+#include "lib/compiler/passes/neuron_custom_calls.h"
 #include "lib/compiler/passes/passes.h"
 #include "lib/hlo/shape_inference.h"
 #include "lib/support/parse.h"
@@ -40,13 +51,23 @@ bool IsIdentityTarget(std::string_view t) {
          t == "MoveToDevice" || t == "AwsNeuronTransferWithStaticRing";
 }
 
+// Markers with no numerics: each operand passes through.
+bool IsMarkerTarget(std::string_view t) {
+  return t == "AwsNeuronModuleMarkerStart-Forward" || t == "AwsNeuronModuleMarkerStart-Backward" ||
+         t == "AwsNeuronModuleMarkerEnd-Forward" || t == "AwsNeuronModuleMarkerEnd-Backward" ||
+         t == "NeuronBoundaryMarker-Start" || t == "NeuronBoundaryMarker-End" || t == "AwsNeuronLNCShardingConstraint";
+}
+
 bool IsGemmTarget(std::string_view t) {
   return t == "__cublas$gemm" || t == "__cublas$lt$matmul" || t == "__onednn$matmul";
 }
 
 class Lowering {
  public:
-  Lowering(hlo::Module& module) : module_(module), names_(module) {}
+  Lowering(hlo::Module& module)
+      : module_(module),
+        names_(module),
+        neuron_{module_, names_, [this](Opcode op, hlo::ElementType type) { return Reducer(op, type); }} {}
 
   absl::StatusOr<bool> Run() {
     bool changed = false;
@@ -63,7 +84,10 @@ class Lowering {
         if (!lowered.ok()) return lowered.status();
         if (!*lowered) continue;
         changed = true;
-        if (inst->shape().IsTuple()) {
+        if (inst->shape().IsTuple() && (*lowered)->shape().IsTuple()) {
+          (*lowered)->attrs().metadata = inst->attrs().metadata;  // e.g. topk's (values, indices)
+          inst->ReplaceAllUsesWith(*lowered);
+        } else if (inst->shape().IsTuple()) {
           if (absl::Status s = ReplaceTupleResult(inst, *lowered); !s.ok()) return s;
         } else {
           bool is_new = std::find(inst->operands().begin(), inst->operands().end(), *lowered) ==
@@ -83,6 +107,7 @@ class Lowering {
       if (cc->operand_count() == 1 && cc->operand(0)->shape().Compatible(cc->shape())) return cc->operand(0);
       return nullptr;  // reshaping annotations stay unsupported
     }
+    if (IsMarkerTarget(target)) return Marker(c, cc);
     if (target == "AwsNeuronSoftmax") return Softmax(c, cc);
     if (target == "AwsNeuronSoftmaxBackward") return SoftmaxBackward(c, cc);
     if (IsGemmTarget(target)) return Gemm(c, cc);
@@ -90,7 +115,73 @@ class Lowering {
       return Convolution(c, cc);
     }
     if (target == "xla_builder.math.Acos") return Acos(c, cc);
+    if (target == "xla_builder.math.NextAfter") return NextAfter(c, cc);
+    if (IsNeuronFamilyTarget(target)) return LowerNeuronCustomCall(neuron_, c, cc);
     return nullptr;
+  }
+
+  // One operand: itself; several: the tuple of them, when the result is.
+  absl::StatusOr<Instruction*> Marker(hlo::Computation* c, Instruction* cc) {
+    if (cc->operand_count() == 1 && cc->operand(0)->shape().Compatible(cc->shape())) return cc->operand(0);
+    const Shape& s = cc->shape();
+    bool same = s.IsTuple() && s.tuple.size() == cc->operand_count();
+    for (size_t i = 0; same && i < cc->operand_count(); ++i) same = cc->operand(i)->shape().Compatible(s.tuple[i]);
+    if (!same) return Bad(cc, "expected its result to be its operands (one, or a tuple of them)");
+    return AddInstruction(c, Opcode::kTuple, names_.Get("tuple"), s, cc->operands());
+  }
+
+  // nextafter(x, y) on the sign-magnitude bits b of x: NaN if either is;
+  // y if x == y; the smallest subnormal with y's sign if x is zero; else
+  // b - 1 when the step shrinks |x| (y is nearer zero or across it), b + 1.
+  absl::StatusOr<Instruction*> NextAfter(hlo::Computation* c, Instruction* cc) {
+    hlo::ElementType t = cc->shape().type;
+    if (cc->operand_count() != 2 || (t != hlo::ElementType::kF32 && t != hlo::ElementType::kF64 &&
+                                     t != hlo::ElementType::kF16 && t != hlo::ElementType::kBF16) ||
+        !cc->operand(0)->shape().Compatible(cc->shape()) || !cc->operand(1)->shape().Compatible(cc->shape())) {
+      return Bad(cc, "expected two f16, bf16, f32 or f64 operands of the result's shape");
+    }
+    const std::vector<int64_t>& dims = cc->shape().dims;
+    int bits = hlo::BitWidth(t);
+    hlo::ElementType it = bits == 64 ? hlo::ElementType::kS64 : bits == 32 ? hlo::ElementType::kS32 : hlo::ElementType::kS16;
+    Instruction* x = cc->operand(0);
+    Instruction* y = cc->operand(1);
+    auto as_int = [&](Instruction* v) {
+      return AddInstruction(c, Opcode::kBitcastConvert, names_.Get("bitcast-convert"), Shape::Array(it, dims), {v});
+    };
+    auto compare = [&](Instruction* a, Instruction* b, hlo::ComparisonDirection d) {
+      Instruction* r = AddInstruction(c, Opcode::kCompare, names_.Get("compare"), Shape::Array(hlo::ElementType::kPred, dims), {a, b});
+      r->attrs().comparison_direction = d;
+      return r;
+    };
+    auto select = [&](Instruction* p, Instruction* a, Instruction* b) {
+      return AddInstruction(c, Opcode::kSelect, names_.Get("select"), Shape::Array(a->shape().type, dims), {p, a, b});
+    };
+    auto pred_or = [&](Instruction* a, Instruction* b) {
+      return AddInstruction(c, Opcode::kOr, names_.Get("or"), Shape::Array(hlo::ElementType::kPred, dims), {a, b});
+    };
+    using D = hlo::ComparisonDirection;
+    Instruction* xb = as_int(x);
+    Instruction* yb = as_int(y);
+    // The sign bit as a value of `it`: the most negative integer.
+    Instruction* sign_bit = AddScalarConstant(c, names_, it, 0);
+    sign_bit->attrs().literal->SetInt(0, bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1)));
+    Instruction* sign = AddInstruction(c, Opcode::kBroadcast, names_.Get("broadcast"), Shape::Array(it, dims), {sign_bit});
+    sign->attrs().has_dimensions = true;
+    Instruction* magnitude = AddInstruction(c, Opcode::kNot, names_.Get("not"), Shape::Array(it, dims), {sign});
+    Instruction* x_abs = Binary(c, Opcode::kAnd, xb, magnitude);
+    Instruction* y_abs = Binary(c, Opcode::kAnd, yb, magnitude);
+    Instruction* x_sign = Binary(c, Opcode::kAnd, xb, sign);
+    Instruction* y_sign = Binary(c, Opcode::kAnd, yb, sign);
+    Instruction* zero = Splat(c, it, dims, 0);
+    Instruction* one = Splat(c, it, dims, 1);
+    Instruction* shrink = pred_or(compare(x_abs, y_abs, D::kGt), compare(x_sign, y_sign, D::kNe));
+    Instruction* stepped = Binary(c, Opcode::kAdd, xb, select(shrink, Splat(c, it, dims, -1), one));
+    Instruction* from_zero = Binary(c, Opcode::kOr, y_sign, one);
+    Instruction* r = select(compare(x_abs, zero, D::kEq), from_zero, stepped);
+    r = select(compare(x, y, D::kEq), yb, r);
+    r = AddInstruction(c, Opcode::kBitcastConvert, names_.Get("bitcast-convert"), Shape::Array(t, dims), {r});
+    Instruction* nan = pred_or(compare(x, x, D::kNe), compare(y, y, D::kNe));
+    return select(nan, Binary(c, Opcode::kAdd, x, y), r);  // x + y is NaN, quiet
   }
 
   // acos(x) = atan2(sqrt(1 - x*x), x); NaN outside [-1, 1] as acos.
@@ -455,6 +546,7 @@ class Lowering {
   hlo::Module& module_;
   NameUniquer names_;
   std::map<std::pair<Opcode, hlo::ElementType>, hlo::Computation*> reducers_;
+  NeuronLoweringContext neuron_;
 };
 
 class CustomCallLowering : public Pass {
