@@ -709,43 +709,52 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       if (!bp.ok()) return bp.status();
       CompPlan* cond = *cp;
       CompPlan* body = *bp;
-      std::vector<Buf*> a = NewLeaves(shape, Buf::Role::kOwned);
-      std::vector<Buf*> b = NewLeaves(shape, Buf::Role::kOwned);
+      // The loop state lives in `state` (in this computation's arena, for
+      // as long as the loop's results are read). After each trip the
+      // body's results are copied back into it; a result that is a body
+      // parameter of another position (a swap) goes through `spill` first,
+      // so no copy overwrites state another copy still reads. A result the
+      // body passes through unchanged costs nothing: loop-invariant state
+      // (weights carried by the loop) is never copied.
+      std::vector<Buf*> state = NewLeaves(shape, Buf::Role::kOwned, /*shareable=*/true);
       std::vector<Buf*> outs = NewLeaves(shape, Buf::Role::kBound);
-      std::vector<uint8_t*> sa, sb;
-      for (Buf* x : a) sa.push_back(x->data);
-      for (Buf* x : b) sb.push_back(x->data);
+      if (body->root.size() != state.size()) return Unsupported(instr, "loop body result shape");
+      std::vector<Buf*> spill(state.size(), nullptr);
+      for (size_t i = 0; i < state.size(); ++i) {
+        alias_of_[outs[i]] = state[i];
+        if (body->root[i]->role == Buf::Role::kBound)
+          spill[i] = NewBuf(state[i]->type, state[i]->dims, Buf::Role::kOwned, /*shareable=*/true);
+      }
       std::vector<const Buf*> init = OperandLeaves(instr);
       values_[&instr] = outs;
-      // Each leaf of the loop state lives in one of two buffers (a, b): the
-      // body reads `cur` and its result goes to the other one. A leaf the
-      // body passes through unchanged stays where it is, uncopied, so
-      // loop-invariant state (weights carried by the loop) costs nothing.
-      plan.steps.push_back({instr.name(), [cond, body, sa, sb, outs, init](RunCtx& ctx) -> absl::Status {
-        std::vector<uint8_t*> cur = sa;
-        for (size_t i = 0; i < cur.size(); ++i)
-          if (outs[i]->bytes) std::memcpy(cur[i], init[i]->data, outs[i]->bytes);
+      plan.steps.push_back({instr.name(), [cond, body, state, spill, outs, init](RunCtx& ctx) -> absl::Status {
+        const size_t n = state.size();
+        for (size_t i = 0; i < n; ++i) {
+          if (outs[i]->bytes && init[i]->data != state[i]->data)
+            std::memcpy(state[i]->data, init[i]->data, outs[i]->bytes);
+        }
         while (true) {
           absl::Status st = ctx.Check();
           if (!st.ok()) return st;
-          for (auto& prm : cond->params) for (size_t i = 0; i < prm.size(); ++i) prm[i]->data = cur[i];
+          for (auto& prm : cond->params) for (size_t i = 0; i < prm.size(); ++i) prm[i]->data = state[i]->data;
           st = RunPlan(*cond, ctx);
           if (!st.ok()) return st;
           if (cond->root.empty() || cond->root[0]->data[0] == 0) break;
-          for (auto& prm : body->params) for (size_t i = 0; i < prm.size(); ++i) prm[i]->data = cur[i];
+          for (auto& prm : body->params) for (size_t i = 0; i < prm.size(); ++i) prm[i]->data = state[i]->data;
           st = RunPlan(*body, ctx);
           if (!st.ok()) return st;
-          for (size_t i = 0; i < cur.size(); ++i) {
+          for (size_t i = 0; i < n; ++i) {
             const uint8_t* result = body->root[i]->data;
-            if (result == cur[i] || !outs[i]->bytes) continue;
-            uint8_t* other = cur[i] == sa[i] ? sb[i] : sa[i];
-            // Never cur[j] of another leaf, so the copies cannot clobber
-            // a result still to be read.
-            if (result != other) std::memcpy(other, result, outs[i]->bytes);
-            cur[i] = other;
+            if (spill[i] && result != state[i]->data && outs[i]->bytes)
+              std::memcpy(spill[i]->data, result, outs[i]->bytes);
+          }
+          for (size_t i = 0; i < n; ++i) {
+            const uint8_t* result = spill[i] ? spill[i]->data : body->root[i]->data;
+            if (!outs[i]->bytes || body->root[i]->data == state[i]->data) continue;
+            std::memcpy(state[i]->data, result, outs[i]->bytes);
           }
         }
-        for (size_t i = 0; i < outs.size(); ++i) outs[i]->data = cur[i];
+        for (size_t i = 0; i < outs.size(); ++i) outs[i]->data = state[i]->data;
         return absl::OkStatus();
       }, {}});
       return absl::OkStatus();

@@ -232,6 +232,46 @@ ENTRY e {
   for (size_t i = 0; i < got.size(); i += 4099) ASSERT_FLOAT_EQ(static_cast<float>(got[i]), h2 - 0.5f) << i;
 }
 
+TEST(ExecutorTest, LoopStateIsHeldOnceAndSharesTheArena) {
+  // The state (256 KiB) is updated in one buffer that lives only while the
+  // loop's result is read; the body's result takes one more. Before: two
+  // state buffers of their own besides the body's result.
+  const char* text = R"(HloModule m
+cond {
+  c = (s32[], f32[65536]) parameter(0)
+  i = s32[] get-tuple-element(c), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  b = (s32[], f32[65536]) parameter(0)
+  i = s32[] get-tuple-element(b), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[65536] get-tuple-element(b), index=1
+  two = f32[] constant(2)
+  twos = f32[65536] broadcast(two), dimensions={}
+  w = f32[65536] multiply(v, twos)
+  ROOT t = (s32[], f32[65536]) tuple(j, w)
+}
+ENTRY e {
+  a = f32[65536] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[65536]) tuple(zero, a)
+  loop = (s32[], f32[65536]) while(init), condition=cond, body=body
+  r = f32[65536] get-tuple-element(loop), index=1
+  ROOT s = f32[65536] negate(r)
+})";
+  auto exe = BuildText(text);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  constexpr int64_t kBuf = 65536 * 4;
+  EXPECT_LE((*exe)->memory().intermediates, 2 * kBuf + 4096) << (*exe)->memory().intermediates;
+  std::vector<Tensor> in = {MakeTensor(ET::kF32, {65536}, std::vector<double>(65536, 0.25))}, out;
+  ASSERT_TRUE((*exe)->Run(in, &out, {}).ok());
+  const std::vector<double> got = Values(out[0]);
+  for (size_t i = 0; i < got.size(); i += 4099) ASSERT_DOUBLE_EQ(got[i], -2.0) << i;
+}
+
 TEST(ExecutorTest, StochasticRoundingDoesNotDependOnThreads) {
   const char* text = R"(HloModule m
 ENTRY e {
