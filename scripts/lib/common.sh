@@ -17,6 +17,7 @@ DEPS=(
   openmpi-bin
   libfabric-dev iproute2 nftables
   libplplot-dev chromium
+  nodejs
 )
 
 ensure_deps() {
@@ -27,6 +28,9 @@ ensure_deps() {
       missing+=("$p")
     fi
   done
+  # The S3 upload tests run a local S3 server from npm. Debian ships npm
+  # apart from nodejs; a nodejs from elsewhere (NodeSource) bundles its own.
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
   ((${#missing[@]} == 0)) && { ensure_pic_sources; return; }
   echo "setup: installing ${missing[*]}" >&2
   local sudo=()
