@@ -40,6 +40,9 @@ struct CompPlan {
   std::vector<std::vector<Buf*>> params;  // leaves per parameter number
   std::vector<Step> steps;
   std::vector<Buf*> root;
+  // A loop body's results written straight into the loop state (the
+  // while step points them there before each trip).
+  std::vector<bool> root_in_place;
 };
 
 absl::Status RunPlan(const CompPlan& plan, RunCtx& ctx);
@@ -57,7 +60,11 @@ class Planner {
   // planned (a call), so its buffers join the caller's arena with their
   // lifetimes in the caller's timeline instead of taking an arena of their
   // own: the callees of a model's fused computations then share memory.
-  absl::StatusOr<CompPlan*> Plan(const hlo::Computation& comp, bool share_with_caller = false);
+  // loop_body: the computation is a while loop's body; a result whose
+  // state element the body no longer reads by the time it is made is
+  // written in place (see CompPlan::root_in_place).
+  absl::StatusOr<CompPlan*> Plan(const hlo::Computation& comp, bool share_with_caller = false,
+                                 bool loop_body = false);
   void set_external_constants(ExternalConstantFn fn) { external_constant_ = std::move(fn); }
   int64_t constant_bytes() const { return constant_bytes_; }
   int64_t owned_bytes() const { return owned_bytes_; }
@@ -86,6 +93,12 @@ class Planner {
   // Gives pending_ their storage, but `skip` (the entry's direct roots):
   // first-fit by size over [definition, last use] intervals.
   void AssignSharedStorage(const std::vector<Buf*>& skip = {});
+  // Which of a loop body's results can be written over the state element
+  // of the same position: the body's last read of that element comes
+  // before the result is made.
+  std::vector<bool> InPlaceLoopResults(const CompPlan& body,
+                                       const std::vector<const hlo::Instruction*>& order,
+                                       const std::vector<int64_t>& clock_of);
   Buf* StorageRoot(Buf* b) const;
   const std::vector<Buf*>& Leaves(const hlo::Instruction* instr) { return values_[instr]; }
   std::vector<const Buf*> OperandLeaves(const hlo::Instruction& instr);

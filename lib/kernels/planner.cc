@@ -283,7 +283,52 @@ static bool OnlySplatUsers(const hlo::Instruction* i) {
   return true;
 }
 
-absl::StatusOr<CompPlan*> Planner::Plan(const hlo::Computation& comp, bool share_with_caller) {
+std::vector<bool> Planner::InPlaceLoopResults(const CompPlan& body,
+                                              const std::vector<const hlo::Instruction*>& order,
+                                              const std::vector<int64_t>& clock_of) {
+  std::vector<bool> in_place(body.root.size(), false);
+  if (body.params.size() != 1 || body.params[0].size() != body.root.size()) return in_place;
+  auto state_of = [&](size_t i) -> const Buf* { return StorageRoot(body.params[0][i]); };
+  // A dynamic-update-slice of a state element making the result of the same
+  // position updates it in place (a scan's accumulator): its read of that
+  // operand does not count.
+  std::set<const hlo::Instruction*> updates;
+  for (const hlo::Instruction* instr : order) {
+    if (instr->opcode() != Opcode::kDynamicUpdateSlice) continue;
+    auto out = values_.find(instr);
+    auto op = values_.find(instr->operand(0));
+    if (out == values_.end() || out->second.size() != 1 || op == values_.end() || op->second.size() != 1)
+      continue;
+    for (size_t i = 0; i < body.root.size(); ++i)
+      if (body.root[i] == out->second[0] && StorageRoot(op->second[0]) == state_of(i)) updates.insert(instr);
+  }
+  std::map<const Buf*, int64_t> last_read;
+  auto read = [&](Buf* leaf, int64_t when) {
+    int64_t& t = last_read[StorageRoot(leaf)];
+    t = std::max(t, when);
+  };
+  for (size_t p = 0; p < order.size(); ++p)
+    for (size_t k = 0; k < order[p]->operand_count(); ++k) {
+      if (k == 0 && updates.count(order[p])) continue;
+      auto it = values_.find(order[p]->operand(k));
+      if (it != values_.end()) for (Buf* b : it->second) read(b, clock_of[p]);
+    }
+  // A state element passed through to a result is read after the trip.
+  for (Buf* r : body.root) read(r, INT64_MAX);
+  const std::vector<bool> unique = DirectRoots(body.root);
+  for (size_t i = 0; i < body.root.size(); ++i) {
+    if (!unique[i]) continue;
+    auto pending = std::find_if(pending_.begin(), pending_.end(),
+                                [&](const Pending& pd) { return pd.buf == body.root[i]; });
+    if (pending == pending_.end()) continue;
+    auto it = last_read.find(state_of(i));
+    in_place[i] = it == last_read.end() || it->second < pending->def;
+  }
+  return in_place;
+}
+
+absl::StatusOr<CompPlan*> Planner::Plan(const hlo::Computation& comp, bool share_with_caller,
+                                        bool loop_body) {
   const bool entry = plans_.empty();  // the first computation planned
   auto plan = std::make_unique<CompPlan>();
   CompPlan* p = plan.get();
@@ -331,6 +376,10 @@ absl::StatusOr<CompPlan*> Planner::Plan(const hlo::Computation& comp, bool share
       const std::vector<bool> direct = DirectRoots(p->root);
       for (size_t i = 0; i < direct.size(); ++i)
         if (direct[i]) skip.push_back(p->root[i]);
+    } else if (loop_body) {
+      p->root_in_place = InPlaceLoopResults(*p, order, clock_of);
+      for (size_t i = 0; i < p->root_in_place.size(); ++i)
+        if (p->root_in_place[i]) skip.push_back(p->root[i]);
     }
     AssignSharedStorage(skip);
   }
@@ -705,7 +754,7 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
     case Opcode::kWhile: {
       absl::StatusOr<CompPlan*> cp = Plan(*instr.while_condition());
       if (!cp.ok()) return cp.status();
-      absl::StatusOr<CompPlan*> bp = Plan(*instr.while_body());
+      absl::StatusOr<CompPlan*> bp = Plan(*instr.while_body(), /*share_with_caller=*/false, /*loop_body=*/true);
       if (!bp.ok()) return bp.status();
       CompPlan* cond = *cp;
       CompPlan* body = *bp;
@@ -741,6 +790,8 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
           if (!st.ok()) return st;
           if (cond->root.empty() || cond->root[0]->data[0] == 0) break;
           for (auto& prm : body->params) for (size_t i = 0; i < prm.size(); ++i) prm[i]->data = state[i]->data;
+          for (size_t i = 0; i < body->root_in_place.size(); ++i)
+            if (body->root_in_place[i]) body->root[i]->data = state[i]->data;
           st = RunPlan(*body, ctx);
           if (!st.ok()) return st;
           for (size_t i = 0; i < n; ++i) {

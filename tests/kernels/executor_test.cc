@@ -4,6 +4,7 @@
 #include <cmath>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -270,6 +271,83 @@ ENTRY e {
   ASSERT_TRUE((*exe)->Run(in, &out, {}).ok());
   const std::vector<double> got = Values(out[0]);
   for (size_t i = 0; i < got.size(); i += 4099) ASSERT_DOUBLE_EQ(got[i], -2.0) << i;
+}
+
+// A scan: ys[i] = i * x, with element 3 of the state the negated ys
+// before the trip's update. With `old_first`, the negation runs before the
+// update (feeding it a zero), so both results can be written in place;
+// otherwise it runs after the update (reading a zero from it), so the
+// update must not overwrite ys.
+std::string ScanModule(bool old_first) {
+  const char* negation_first = R"(
+  old = f32[16384] negate(ys)
+  o0 = f32[1] slice(old), slice={[0:1]}
+  z1 = f32[1] constant({0})
+  d = f32[1] multiply(o0, z1)
+  v1 = f32[1] add(r1, d)
+  ys2 = f32[16384] dynamic-update-slice(ys, v1, i))";
+  const char* update_first = R"(
+  ys2 = f32[16384] dynamic-update-slice(ys, r1, i)
+  u0 = f32[1] slice(ys2), slice={[0:1]}
+  u0s = f32[] reshape(u0)
+  zf = f32[] constant(0)
+  u0z = f32[] multiply(u0s, zf)
+  u0b = f32[16384] broadcast(u0z), dimensions={}
+  neg = f32[16384] negate(ys)
+  old = f32[16384] add(neg, u0b))";
+  return absl::StrCat(R"(HloModule m
+cond {
+  c = (s32[], f32[], f32[16384], f32[16384]) parameter(0)
+  i = s32[] get-tuple-element(c), index=0
+  n = s32[] constant(16384)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  b = (s32[], f32[], f32[16384], f32[16384]) parameter(0)
+  i = s32[] get-tuple-element(b), index=0
+  x = f32[] get-tuple-element(b), index=1
+  ys = f32[16384] get-tuple-element(b), index=2
+  fi = f32[] convert(i)
+  v = f32[] multiply(fi, x)
+  r1 = f32[1] reshape(v))", old_first ? negation_first : update_first, R"(
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[], f32[16384], f32[16384]) tuple(j, x, ys2, old)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  ys = f32[16384] broadcast(z), dimensions={}
+  init = (s32[], f32[], f32[16384], f32[16384]) tuple(zero, x, ys, ys)
+  loop = (s32[], f32[], f32[16384], f32[16384]) while(init), condition=cond, body=body
+  r = f32[16384] get-tuple-element(loop), index=2
+  o = f32[16384] get-tuple-element(loop), index=3
+  ROOT s = (f32[16384], f32[16384]) tuple(r, o)
+})");
+}
+
+TEST(ExecutorTest, ScanUpdatesItsAccumulatorInPlaceOnlyWhenNothingReadsItLater) {
+  int64_t intermediates[2] = {0, 0};
+  for (bool old_first : {false, true}) {
+    SCOPED_TRACE(old_first ? "negation first" : "negation after the update");
+    auto exe = BuildText(ScanModule(old_first));
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    intermediates[old_first] = (*exe)->memory().intermediates;
+    std::vector<Tensor> in = {MakeTensor(ET::kF32, {}, std::vector<double>{0.5})}, out;
+    ASSERT_TRUE((*exe)->Run(in, &out, {}).ok());
+    ASSERT_EQ(out.size(), 2u);
+    const std::vector<double> ys = Values(out[0]), old = Values(out[1]);
+    for (size_t i = 0; i < ys.size(); i += 1021) {
+      ASSERT_DOUBLE_EQ(ys[i], 0.5 * static_cast<double>(i)) << i;
+      // The last trip negated ys before its update: the last row was 0.
+      ASSERT_DOUBLE_EQ(old[i], -0.5 * static_cast<double>(i)) << i;
+    }
+    ASSERT_DOUBLE_EQ(ys.back(), 0.5 * 16383);
+    ASSERT_DOUBLE_EQ(old.back(), 0.0);
+  }
+  // In place, the update's 64 KiB result needs no buffer of its own.
+  EXPECT_LE(intermediates[1] + 65536, intermediates[0]);
 }
 
 TEST(ExecutorTest, StochasticRoundingDoesNotDependOnThreads) {
