@@ -3,7 +3,8 @@
 
 Usage: hlo_gen.py SEED  -> prints one module on stdout.
 Ops so far: elementwise unary/binary, broadcast, transpose, reshape, slice,
-reverse, reduce (add/max/min), dot. Shapes are small (each dim 1..5), f32.
+reverse, reduce (add/max/min), dot, concatenate, pad,
+compare+select, convert through bf16/f16, iota. Shapes are small (each dim 1..5), f32.
 """
 import random
 import sys
@@ -36,7 +37,7 @@ def generate(seed):
     cur = params[0]
     for _ in range(r.randint(2, 6)):
         name, d = cur
-        kind = r.choice(["unary", "binary", "binary", "transpose", "reverse", "slice", "reduce", "dot", "broadcast"])
+        kind = r.choice(["unary", "binary", "binary", "transpose", "reverse", "slice", "reduce", "dot", "broadcast", "concat", "pad", "select", "convert", "iota"])
         if kind == "unary":
             cur = new(d, "%s(%s)" % (r.choice(UNARY), name))
         elif kind == "binary":
@@ -70,9 +71,33 @@ def generate(seed):
             w = new([d[1], m], "parameter(%d)" % len(params))
             params.append(w)
             cur = new([d[0], m], "dot(%s, %s), lhs_contracting_dims={1}, rhs_contracting_dims={0}" % (name, w[0]))
+        elif kind == "concat":
+            k = r.randrange(len(d))
+            nd = list(d); nd[k] *= 2
+            cur = new(nd, "concatenate(%s, %s), dimensions={%d}" % (name, name, k))
+        elif kind == "pad":
+            cfg = "x".join("%d_%d" % (r.randint(0, 2), r.randint(0, 2)) for _ in d)
+            z = new([], "constant(0.5)")
+            nd = [x + int(c.split("_")[0]) + int(c.split("_")[1]) for x, c in zip(d, cfg.split("x"))]
+            cur = new(nd, "pad(%s, %s), padding=%s" % (name, z[0], cfg))
+        elif kind == "select" and params[1][1] == d:
+            n[0] += 1
+            pn = "v%d" % n[0]
+            lines.append("  %s = %s compare(%s, %s), direction=%s" % (pn, shp(d, "pred"), name, params[1][0], r.choice(["LT", "GT", "GE", "EQ"])))
+            cur = new(d, "select(%s, %s, %s)" % (pn, name, params[1][0]))
+        elif kind == "convert":
+            t = r.choice(["bf16", "f16"])
+            n[0] += 1
+            cn = "v%d" % n[0]
+            lines.append("  %s = %s convert(%s)" % (cn, shp(d, t), name))
+            cur = new(d, "convert(%s)" % cn)
+        elif kind == "iota":
+            io = new(d, "iota(), iota_dimension=%d" % r.randrange(len(d)))
+            cur = new(d, "add(%s, %s)" % (name, io[0]))
         elif kind == "broadcast" and len(d) < 3:
             k = r.randint(1, 4)
             cur = new(d + [k], "broadcast(%s), dimensions={%s}" % (name, ",".join(map(str, range(len(d))))))
+    # (extra kinds are handled in the loop above)
     # Make the ROOT line (a copy when the last line is not the result).
     if not lines[-1].startswith("  %s =" % cur[0]):
         cur = new(cur[1], "copy(%s)" % cur[0])
