@@ -69,8 +69,8 @@ class Planner {
   int64_t constant_bytes() const { return constant_bytes_; }
   int64_t owned_bytes() const { return owned_bytes_; }
   // Zeroes (commits) the buffers planned, so a run does not fault their
-  // pages in; first checks they fit in the host's free memory, and fails
-  // naming both figures if not (instead of the OOM killer ending us).
+  // pages in; fails naming both figures if they did not fit the host's
+  // free memory.
   absl::Status CommitBuffers();
 
   // Fresh leaves for a shape (tokens have none): owned storage or bound.
@@ -104,6 +104,11 @@ class Planner {
   std::vector<const Buf*> OperandLeaves(const hlo::Instruction& instr);
   absl::Status AddCall(CompPlan& plan, const hlo::Instruction& instr,
                        const hlo::Computation& callee);
+  // Allocates planned storage, or returns null once the model's buffers
+  // would not fit the host's free memory (they are never touched then:
+  // planning stops with BudgetError instead of the OOM killer ending us).
+  void* Reserve(size_t bytes);
+  absl::Status BudgetError() const;
 
   BufferAllocator* allocator_;
   ExternalConstantFn external_constant_;
@@ -126,6 +131,9 @@ class Planner {
   // the bytes of every buffer planned.
   std::vector<std::pair<void*, size_t>> to_commit_;
   uint64_t planned_bytes_ = 0;
+  uint64_t available_ = 0;        // host memory free when planning began
+  uint64_t budget_ = UINT64_MAX;  // what the buffers may take of it
+  bool over_budget_ = false;
 };
 
 // Which leaves of the entry's root are written straight into the caller's

@@ -108,18 +108,35 @@ absl::Status RunPlan(const CompPlan& plan, RunCtx& ctx) {
 
 Planner::Planner(BufferAllocator* allocator, std::deque<Buf>* bufs,
                  std::vector<std::pair<void*, size_t>>* allocations)
-    : allocator_(allocator), bufs_(bufs), allocations_(allocations) {}
+    : allocator_(allocator), bufs_(bufs), allocations_(allocations) {
+  // Leave the host some room: a tenth of what is free, at most 1 GiB.
+  available_ = HostMemoryAvailable();
+  budget_ = available_ == 0 ? UINT64_MAX
+                            : available_ - std::min<uint64_t>(available_ / 10, uint64_t{1} << 30);
+}
+
+void* Planner::Reserve(size_t bytes) {
+  if (!over_budget_ && bytes <= budget_ - std::min(budget_, planned_bytes_)) {
+    void* p = allocator_->Allocate(bytes);
+    if (p != nullptr) {
+      planned_bytes_ += bytes;
+      return p;
+    }
+  }
+  over_budget_ = true;
+  planned_bytes_ += bytes;
+  return nullptr;
+}
+
+absl::Status Planner::BudgetError() const {
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "the model's buffers need %s%s of host memory on the simulated device, and this host has "
+      "%s free",
+      over_budget_ ? "more than " : "", FormatBytes(planned_bytes_), FormatBytes(available_)));
+}
 
 absl::Status Planner::CommitBuffers() {
-  // Leave the host some room: a tenth of what is free, at most 1 GiB.
-  const uint64_t available = HostMemoryAvailable();
-  const uint64_t budget = available - std::min<uint64_t>(available / 10, uint64_t{1} << 30);
-  if (available > 0 && planned_bytes_ > budget) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "the model's buffers need %s of host memory on the simulated device, and this host has "
-        "%s free",
-        FormatBytes(planned_bytes_), FormatBytes(available)));
-  }
+  if (over_budget_) return BudgetError();
   for (const auto& [p, bytes] : to_commit_) std::memset(p, 0, bytes);
   to_commit_.clear();
   return absl::OkStatus();
@@ -131,12 +148,19 @@ Buf* Planner::NewBuf(ET type, std::vector<int64_t> dims, Buf::Role role, bool sh
   b->role = role;
   if (shareable && role == Buf::Role::kOwned) {
     pending_.push_back({b, position_, position_});
+    // Its storage comes with the arena, once the computation is planned;
+    // one buffer alone past the budget already settles it (before the
+    // kernels' own tables for it are built).
+    if (static_cast<uint64_t>(b->bytes) > budget_ && !over_budget_) {
+      over_budget_ = true;
+      planned_bytes_ += static_cast<uint64_t>(b->bytes);
+    }
     return b;
   }
   if (role != Buf::Role::kBound) {
     size_t bytes = std::max<size_t>(static_cast<size_t>(b->bytes), 64);
-    void* p = allocator_->Allocate(bytes);
-    planned_bytes_ += bytes;
+    void* p = Reserve(bytes);
+    if (p == nullptr) return b;  // over the budget: planning stops at this instruction
     if (role == Buf::Role::kConstant) {
       std::memset(p, 0, bytes);  // its values are written next
     } else {
@@ -245,8 +269,8 @@ void Planner::AssignSharedStorage(const std::vector<Buf*>& skip) {
     arena = std::max(arena, off + it.size);
     placed.push_back(i);
   }
-  void* mem = allocator_->Allocate(static_cast<size_t>(std::max<int64_t>(arena, 64)));
-  planned_bytes_ += static_cast<size_t>(std::max<int64_t>(arena, 64));
+  void* mem = Reserve(static_cast<size_t>(std::max<int64_t>(arena, 64)));
+  if (mem == nullptr) return;  // over the budget: Plan fails
   to_commit_.push_back({mem, static_cast<size_t>(std::max<int64_t>(arena, 64))});
   allocations_->push_back({mem, static_cast<size_t>(std::max<int64_t>(arena, 64))});
   for (Item& it : items) it.buf->data = static_cast<uint8_t*>(mem) + it.offset;
@@ -351,6 +375,7 @@ absl::StatusOr<CompPlan*> Planner::Plan(const hlo::Computation& comp, bool share
     if (OnlySplatUsers(order[i])) continue;
     ++position_;
     absl::Status s = PlanInstruction(*p, *order[i]);
+    if (s.ok() && over_budget_) s = BudgetError();
     if (!s.ok()) {
       pending_.swap(outer_pending);
       return s;
@@ -384,6 +409,7 @@ absl::StatusOr<CompPlan*> Planner::Plan(const hlo::Computation& comp, bool share
     AssignSharedStorage(skip);
   }
   pending_.swap(outer_pending);
+  if (over_budget_) return BudgetError();
   return p;
 }
 
@@ -598,6 +624,7 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
             values_[&instr] = {b};
           } else {
             Buf* b = NewBuf(shape.type, shape.dims, Buf::Role::kConstant);
+            if (over_budget_) return BudgetError();
             std::memcpy(b->data, bytes, static_cast<size_t>(b->bytes));
             values_[&instr] = {b};
           }
@@ -606,6 +633,7 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       }
       if (!lit || lit->elided()) return Unsupported(instr, "constant without values (elided literal)");
       std::vector<Buf*> leaves = NewLeaves(shape, Buf::Role::kConstant);
+      if (over_budget_) return BudgetError();
       std::vector<const hlo::Literal*> lits;
       std::function<void(const hlo::Literal&)> flat = [&](const hlo::Literal& l) {
         if (l.shape().IsTuple()) for (const auto& e : l.elements()) flat(e);
@@ -621,6 +649,7 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
     }
     case Opcode::kIota: {
       std::vector<Buf*> leaves = NewLeaves(shape, Buf::Role::kConstant);
+      if (over_budget_) return BudgetError();
       Iota(instr.attrs().iota_dimension, *leaves[0]);
       values_[&instr] = leaves;
       return absl::OkStatus();
@@ -665,6 +694,7 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       return alias_reshape(instr.operand(0));
     case Opcode::kGetDimensionSize: {
       std::vector<Buf*> leaves = NewLeaves(shape, Buf::Role::kConstant);
+      if (over_budget_) return BudgetError();
       int64_t d = instr.attrs().dimensions.empty() ? 0 : instr.attrs().dimensions[0];
       const auto& od = instr.operand(0)->shape().dims;
       StoreInt(shape.type, leaves[0]->data, 0, d < static_cast<int64_t>(od.size()) ? od[d] : 0);

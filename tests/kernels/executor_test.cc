@@ -350,6 +350,33 @@ TEST(ExecutorTest, ScanUpdatesItsAccumulatorInPlaceOnlyWhenNothingReadsItLater) 
   EXPECT_LE(intermediates[1] + 65536, intermediates[0]);
 }
 
+TEST(ExecutorTest, ModelsPastTheHostsMemoryAreRefusedBeforeTouchingIt) {
+  // 4 TiB intermediates (an attention score tensor of a huge batch): the
+  // build fails naming the need and what the host has, at once, instead of
+  // building kernel tables and faulting pages in until the OOM killer ends
+  // the process.
+  const char* text = R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[1048576] parameter(0)
+  q = f32[1048576] parameter(1)
+  pb = f32[1048576,1048576] broadcast(p), dimensions={0}
+  qb = f32[1048576,1048576] broadcast(q), dimensions={1}
+  m = f32[1048576,1048576] multiply(pb, qb)
+  z = f32[] constant(0)
+  ROOT r = f32[1048576] reduce(m, z), dimensions={0}, to_apply=add
+})";
+  auto exe = BuildText(text);
+  ASSERT_FALSE(exe.ok());
+  EXPECT_EQ(exe.status().code(), absl::StatusCode::kResourceExhausted) << exe.status();
+  EXPECT_NE(exe.status().message().find("of host memory"), std::string::npos) << exe.status();
+  EXPECT_NE(exe.status().message().find("more than 4 TiB"), std::string::npos) << exe.status();
+}
+
 TEST(ExecutorTest, StochasticRoundingDoesNotDependOnThreads) {
   const char* text = R"(HloModule m
 ENTRY e {
