@@ -18,8 +18,6 @@ bool IsSupportedOpcode(Opcode op) {
     // (Device-to-device send/recv pairs are lowered to collective-permute
     // before this check; what is left of them is refused here.)
     case Opcode::kUnknown:
-    case Opcode::kInfeed:
-    case Opcode::kOutfeed:
     case Opcode::kSend:
     case Opcode::kSendDone:
     case Opcode::kRecv:

@@ -21,6 +21,7 @@
 #include "lib/hlo/module.h"
 #include "lib/kernels/collectives.h"
 #include "lib/kernels/device_print.h"
+#include "lib/kernels/host_feed.h"
 #include "lib/kernels/tensor.h"
 
 namespace neuron::kernels {
@@ -75,6 +76,9 @@ struct ExecOptions {
   StepObserver* observer = nullptr;
   // Where neuron.device_print values go; nullptr: nowhere.
   DevicePrinter* printer = nullptr;
+  // Infeed values and outfeed results; nullptr: a model with infeed or
+  // outfeed fails when it reaches one.
+  HostFeed* feed = nullptr;
 };
 
 struct RunStats {

@@ -692,6 +692,46 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
           (instr.operand(0)->shape().type != ET::kPred && hlo::BitWidth(instr.operand(0)->shape().type) % 8 != 0))
         return Unsupported(instr, "bitcast-convert of sub-byte types");
       return alias_reshape(instr.operand(0));
+    case Opcode::kInfeed: {
+      // (data, token): the data's arrays come from the host feed.
+      if (!shape.IsTuple() || shape.tuple.empty()) return Unsupported(instr, "infeed shape");
+      std::vector<Buf*> data = NewLeaves(shape.tuple[0], Buf::Role::kOwned, /*shareable=*/true);
+      values_[&instr] = data;
+      std::vector<hlo::Shape> shapes;
+      for (const Buf* b : data) shapes.push_back(hlo::Shape::Array(b->type, b->dims));
+      const std::string name = instr.name();
+      plan.steps.push_back({name, [data, shapes, name](RunCtx& ctx) -> absl::Status {
+        if (ctx.opts->feed == nullptr)
+          return absl::FailedPreconditionError(absl::StrCat(
+              "infeed '", name, "': no infeed values were given (neuron-exec --infeed FILE.npy)"));
+        for (size_t i = 0; i < data.size(); ++i) {
+          absl::Status s = ctx.opts->feed->Infeed(name, shapes[i], data[i]->data,
+                                                  static_cast<size_t>(data[i]->bytes));
+          if (!s.ok()) return s;
+        }
+        return absl::OkStatus();
+      }, data});
+      return absl::OkStatus();
+    }
+    case Opcode::kOutfeed: {
+      if (instr.operand_count() < 1) return Unsupported(instr, "outfeed operands");
+      std::vector<const Buf*> data;
+      for (Buf* b : Leaves(instr.operand(0))) data.push_back(b);
+      values_[&instr] = {};  // a token
+      const std::string name = instr.name();
+      plan.steps.push_back({name, [data, name](RunCtx& ctx) -> absl::Status {
+        if (ctx.opts->feed == nullptr)
+          return absl::FailedPreconditionError(absl::StrCat(
+              "outfeed '", name, "': nowhere to write its values (neuron-exec --outfeed-dir DIR)"));
+        for (const Buf* b : data) {
+          absl::Status s = ctx.opts->feed->Outfeed(name, hlo::Shape::Array(b->type, b->dims), b->data,
+                                                   static_cast<size_t>(b->bytes));
+          if (!s.ok()) return s;
+        }
+        return absl::OkStatus();
+      }, {}});
+      return absl::OkStatus();
+    }
     case Opcode::kGetDimensionSize: {
       std::vector<Buf*> leaves = NewLeaves(shape, Buf::Role::kConstant);
       if (over_budget_) return BudgetError();

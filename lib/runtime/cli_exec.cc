@@ -29,6 +29,7 @@
 #include "lib/runtime/cli_npy.h"
 #include "lib/runtime/cli_random.h"
 #include "lib/runtime/cli_tensor_text.h"
+#include "lib/runtime/file_feed.h"
 #include "lib/runtime/observe.h"
 #include "lib/runtime/runtime.h"
 #include "lib/runtime/status.h"
@@ -327,6 +328,14 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
     exec_options.replica_count = job.world;
   }
 
+  if (!request.outfeed_dir.empty()) {
+    if (absl::Status s = dump::MakeDirs(request.outfeed_dir); !s.ok()) {
+      return Error(absl::StrCat("--outfeed-dir: ", s.message()));
+    }
+  }
+  FileFeed feed(request.infeeds, request.outfeed_dir);
+  exec_options.feed = &feed;
+
   // Read (or compile) once, load once per core.
   absl::StatusOr<ModelInput> input = OpenModelInput(request.neff_path, request.compile, runtime);
   if (!input.ok()) return Error(std::string(input.status().message()));
@@ -579,6 +588,14 @@ ExecRequest ForRank(const ExecRequest& request, int rank, int world) {
       subst(r.output_dir);
     } else if (world > 1) {
       r.output_dir += "/rank" + k;
+    }
+  }
+  for (std::string& f : r.infeeds) subst(f);
+  if (!r.outfeed_dir.empty()) {
+    if (r.outfeed_dir.find("%r") != std::string::npos) {
+      subst(r.outfeed_dir);
+    } else if (world > 1) {
+      r.outfeed_dir += "/rank" + k;
     }
   }
   // Each rank draws its own picture when the name has %r; else rank 0 alone.

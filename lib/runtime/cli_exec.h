@@ -33,6 +33,10 @@ struct ExecRequest {
   bool random_inputs = false;
   uint64_t seed = 0;
   std::string output_dir;             // "" = none
+  // --infeed: the values infeed instructions take, in order, one file per
+  // array; --outfeed-dir: where outfeed values go (outfeed0.npy, ...).
+  std::vector<std::string> infeeds;
+  std::string outfeed_dir;            // "" = none
   std::vector<NamedArg> outputs;      // NAME=FILE or NAME=-
   bool print = false;
   std::vector<NamedArg> expects;

@@ -135,6 +135,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   exec.collectives = options.collectives;
   exec.replica_id = options.replica_id;
   exec.replica_count = options.replica_count;
+  exec.feed = options.feed;
   // Without the debug map there is nothing to name the instruction with.
   const bool name_first = verbosity >= config::NumericalVerbosity::kDebug;
   exec.find_first_nonfinite = name_first && s.debug_info.has_value();

@@ -20,6 +20,7 @@
 
 namespace neuron::kernels {
 class CollectiveOps;
+class HostFeed;
 }  // namespace neuron::kernels
 
 namespace neuron::runtime {
@@ -80,6 +81,8 @@ struct ExecuteOptions {
   kernels::CollectiveOps* collectives = nullptr;
   int replica_id = 0;
   int replica_count = 1;
+  // Infeed values and outfeed results (neuron-exec --infeed/--outfeed-dir).
+  kernels::HostFeed* feed = nullptr;
 };
 
 struct ExecuteResult {

@@ -153,6 +153,60 @@ ENTRY main {
   EXPECT_EQ(j["outputs"][1]["shape"], json({3}));
 }
 
+TEST_F(ExecToolTest, InfeedFromFilesAndOutfeedToADirectory) {
+  // Two infeeds in a row (a tuple and an array) and two outfeeds: values
+  // are taken and written in execution order.
+  const char* kFeeds = R"(HloModule feeds
+ENTRY main {
+  p = f32[3] parameter(0)
+  t0 = token[] after-all()
+  in1 = ((f32[3], s32[2]), token[]) infeed(t0)
+  d1 = (f32[3], s32[2]) get-tuple-element(in1), index=0
+  a = f32[3] get-tuple-element(d1), index=0
+  k = s32[2] get-tuple-element(d1), index=1
+  t1 = token[] get-tuple-element(in1), index=1
+  in2 = (f32[3], token[]) infeed(t1)
+  b = f32[3] get-tuple-element(in2), index=0
+  t2 = token[] get-tuple-element(in2), index=1
+  s = f32[3] add(a, b)
+  t3 = token[] outfeed(s, t2), outfeed_shape=f32[3]
+  t4 = token[] outfeed(k, t3), outfeed_shape=s32[2]
+  ROOT r = f32[3] multiply(s, p)
+}
+)";
+  const std::string neff = WriteNeff(kFeeds, "feeds.neff");
+  const std::string a = WriteNpy("a.npy", "3xf32=1,2,3");
+  const std::string k = WriteNpy("k.npy", "2xs32=7,-8");
+  const std::string b = WriteNpy("b.npy", "3xf32=10,20,30");
+  const std::string out = dir_ + "/outfeed";
+  ToolResult r = Exec({neff, "-i", "#0=3xf32=2,2,2", "--infeed", a, "--infeed", k, "--infeed", b,
+                       "--outfeed-dir", out, "-p"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("3xf32=[22 44 66]"), std::string::npos) << r.out;
+  absl::StatusOr<hlo::Literal> o0 = runtime::ReadNpyFile(out + "/outfeed0.npy");
+  ASSERT_TRUE(o0.ok()) << o0.status();
+  EXPECT_EQ(runtime::FormatTensor(*o0), "3xf32=[11 22 33]");
+  absl::StatusOr<hlo::Literal> o1 = runtime::ReadNpyFile(out + "/outfeed1.npy");
+  ASSERT_TRUE(o1.ok()) << o1.status();
+  EXPECT_EQ(runtime::FormatTensor(*o1), "2xs32=[7 -8]");
+
+  // Too few values, a wrong shape, no outfeed directory: one line each
+  // (besides the core dump's warning, which a failed execution writes).
+  options_.env["NEURON_RT_LOG_LEVEL"] = "ERROR";
+  ToolResult few = Exec({neff, "-i", "#0=3xf32=2,2,2", "--infeed", a, "--infeed", k,
+                         "--outfeed-dir", out});
+  EXPECT_NE(few.exit_code, 0);
+  ExpectOneErrorLine(few, "neuron-exec", "used up");
+  ToolResult wrong = Exec({neff, "-i", "#0=3xf32=2,2,2", "--infeed", k, "--infeed", k,
+                           "--infeed", b, "--outfeed-dir", out});
+  EXPECT_NE(wrong.exit_code, 0);
+  ExpectOneErrorLine(wrong, "neuron-exec", k + ": infeed 'in1' wants f32[3], the file holds s32[2]");
+  ToolResult nowhere = Exec({neff, "-i", "#0=3xf32=2,2,2", "--infeed", a, "--infeed", k,
+                             "--infeed", b});
+  EXPECT_NE(nowhere.exit_code, 0);
+  ExpectOneErrorLine(nowhere, "neuron-exec", "--outfeed-dir DIR");
+}
+
 TEST_F(ExecToolTest, OutputToStdoutIsAnNpy) {
   const std::string neff = WriteNeff(kAddHlo, "add.neff");
   ToolResult r = Exec({neff, "-i", "x=2x3xf32=1", "-i", "y=2x3xf32=2", "-o", "sum=-"});

@@ -1,0 +1,55 @@
+#include "lib/runtime/file_feed.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "lib/runtime/cli_npy.h"
+
+namespace neuron::runtime {
+
+FileFeed::FileFeed(std::vector<std::string> infeed_files, std::string outfeed_dir)
+    : infeed_files_(std::move(infeed_files)), outfeed_dir_(std::move(outfeed_dir)) {}
+
+absl::Status FileFeed::Infeed(const std::string& instruction, const hlo::Shape& shape,
+                              uint8_t* out, size_t bytes) {
+  if (infeed_files_.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "infeed '", instruction, "' wants a ", shape.ToString(false),
+        " value: give it with --infeed FILE.npy"));
+  }
+  if (next_infeed_ >= infeed_files_.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "infeed '", instruction, "' wants a ", shape.ToString(false), " value, but the ",
+        infeed_files_.size(), " --infeed file(s) given are used up"));
+  }
+  const std::string& path = infeed_files_[next_infeed_++];
+  absl::StatusOr<hlo::Literal> value = ReadNpyFile(path);
+  if (!value.ok()) return value.status();
+  if (value->shape().dims != shape.dims) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": infeed '", instruction, "' wants ", shape.ToString(false), ", the file holds ",
+        value->shape().ToString(false)));
+  }
+  hlo::Literal converted = ConvertTensor(*value, shape.type);
+  if (converted.data().size() != bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": infeed '", instruction, "' wants ",
+                                                   bytes, " bytes, the file gives ",
+                                                   converted.data().size()));
+  }
+  if (bytes) std::memcpy(out, converted.data().data(), bytes);
+  return absl::OkStatus();
+}
+
+absl::Status FileFeed::Outfeed(const std::string& instruction, const hlo::Shape& shape,
+                               const uint8_t* data, size_t bytes) {
+  if (outfeed_dir_.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "outfeed '", instruction, "': nowhere to write its values (neuron-exec --outfeed-dir DIR)"));
+  }
+  std::vector<uint8_t> copy(data, data + bytes);
+  const hlo::Literal value = hlo::Literal::FromData(shape, std::move(copy));
+  return WriteNpyFile(absl::StrCat(outfeed_dir_, "/outfeed", next_outfeed_++, ".npy"), value);
+}
+
+}  // namespace neuron::runtime

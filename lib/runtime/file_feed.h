@@ -1,0 +1,37 @@
+// neuron-exec's host feed: infeed values read from .npy files in the order
+// given (--infeed, one file per array an infeed takes), outfeed values
+// written to DIR/outfeed0.npy, outfeed1.npy, ... in the order the model
+// wrote them (--outfeed-dir).
+#ifndef NEURON_LIB_RUNTIME_FILE_FEED_H_
+#define NEURON_LIB_RUNTIME_FILE_FEED_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "lib/kernels/host_feed.h"
+
+namespace neuron::runtime {
+
+class FileFeed : public kernels::HostFeed {
+ public:
+  FileFeed(std::vector<std::string> infeed_files, std::string outfeed_dir);
+
+  absl::Status Infeed(const std::string& instruction, const hlo::Shape& shape, uint8_t* out,
+                      size_t bytes) override;
+  absl::Status Outfeed(const std::string& instruction, const hlo::Shape& shape,
+                       const uint8_t* data, size_t bytes) override;
+
+  size_t infeeds_taken() const { return next_infeed_; }
+  size_t outfeeds_written() const { return next_outfeed_; }
+
+ private:
+  std::vector<std::string> infeed_files_;
+  std::string outfeed_dir_;  // "" = outfeed refused
+  size_t next_infeed_ = 0;
+  size_t next_outfeed_ = 0;
+};
+
+}  // namespace neuron::runtime
+
+#endif  // NEURON_LIB_RUNTIME_FILE_FEED_H_
