@@ -63,6 +63,28 @@ Instruction* CloneInstruction(const Instruction& inst, hlo::Computation* comp, s
   return comp->AddInstruction(std::move(copy));
 }
 
+hlo::Instruction* AddReduceBroadcast(hlo::Computation* comp, NameUniquer& names, hlo::Instruction* x,
+                                     int64_t dim, hlo::Computation* reducer, double init) {
+  const hlo::Shape& s = x->shape();
+  hlo::Shape reduced = hlo::Shape::Array(s.type, {});
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < s.rank(); ++d) {
+    if (d == dim) continue;
+    reduced.dims.push_back(s.dims[d]);
+    kept.push_back(d);
+  }
+  hlo::Instruction* init_value = AddScalarConstant(comp, names, s.type, init);
+  hlo::Instruction* r = AddInstruction(comp, Opcode::kReduce, names.Get("reduce"), reduced, {x, init_value});
+  r->attrs().dimensions = {dim};
+  r->attrs().has_dimensions = true;
+  r->AddCalledComputation(reducer);
+  hlo::Instruction* b =
+      AddInstruction(comp, Opcode::kBroadcast, names.Get("broadcast"), hlo::Shape::Array(s.type, s.dims), {r});
+  b->attrs().dimensions = kept;
+  b->attrs().has_dimensions = true;
+  return b;
+}
+
 hlo::Computation* AddScalarReducer(hlo::Module& module, NameUniquer& names, Opcode op,
                                    hlo::ElementType type) {
   auto comp = std::make_unique<hlo::Computation>(names.Get(std::string(hlo::OpcodeName(op)) + "_reducer"));

@@ -51,6 +51,11 @@ hlo::Instruction* CloneInstruction(const hlo::Instruction& inst, hlo::Computatio
 hlo::Computation* AddScalarReducer(hlo::Module& module, NameUniquer& names, hlo::Opcode op,
                                    hlo::ElementType type);
 
+// `x` reduced over `dim` with `reducer` from `init`, broadcast back to x's
+// shape (a softmax's or a norm's row statistic, next to its row).
+hlo::Instruction* AddReduceBroadcast(hlo::Computation* comp, NameUniquer& names, hlo::Instruction* x,
+                                     int64_t dim, hlo::Computation* reducer, double init);
+
 // Side effects or state: never removed or merged.
 bool HasSideEffect(const hlo::Instruction& inst);
 

@@ -268,24 +268,7 @@ class Lowering {
 
   // reduce over `dim` then broadcast back to x's shape.
   Instruction* ReduceBroadcast(hlo::Computation* c, Instruction* x, int64_t dim, Opcode op, double init) {
-    const Shape& s = x->shape();
-    Shape reduced = Shape::Array(s.type, {});
-    std::vector<int64_t> kept;
-    for (int64_t d = 0; d < s.rank(); ++d) {
-      if (d == dim) continue;
-      reduced.dims.push_back(s.dims[d]);
-      kept.push_back(d);
-    }
-    Instruction* init_value = AddScalarConstant(c, names_, s.type, init);
-    Instruction* r = AddInstruction(c, Opcode::kReduce, names_.Get("reduce"), reduced, {x, init_value});
-    r->attrs().dimensions = {dim};
-    r->attrs().has_dimensions = true;
-    r->AddCalledComputation(Reducer(op, s.type));
-    Instruction* b = AddInstruction(c, Opcode::kBroadcast, names_.Get("broadcast"),
-                                    Shape::Array(s.type, s.dims), {r});
-    b->attrs().dimensions = kept;
-    b->attrs().has_dimensions = true;
-    return b;
+    return AddReduceBroadcast(c, names_, x, dim, Reducer(op, x->shape().type), init);
   }
 
   Instruction* Binary(hlo::Computation* c, Opcode op, Instruction* a, Instruction* b) {

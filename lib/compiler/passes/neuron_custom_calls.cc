@@ -94,22 +94,7 @@ class NeuronLowering {
 
   // reduce over `dim` then broadcast back to x's shape.
   Instruction* ReduceBroadcast(Instruction* x, int64_t dim, Opcode op, double init) {
-    const Shape& s = x->shape();
-    Shape reduced = Shape::Array(s.type, {});
-    std::vector<int64_t> kept;
-    for (int64_t d = 0; d < s.rank(); ++d) {
-      if (d == dim) continue;
-      reduced.dims.push_back(s.dims[d]);
-      kept.push_back(d);
-    }
-    Instruction* r = Add(Opcode::kReduce, reduced, {x, AddScalarConstant(c_, ctx_.names, s.type, init)});
-    r->attrs().dimensions = {dim};
-    r->attrs().has_dimensions = true;
-    r->AddCalledComputation(ctx_.reducer(op, s.type));
-    Instruction* b = Add(Opcode::kBroadcast, Shape::Array(s.type, s.dims), {r});
-    b->attrs().dimensions = kept;
-    b->attrs().has_dimensions = true;
-    return b;
+    return AddReduceBroadcast(c_, ctx_.names, x, dim, ctx_.reducer(op, x->shape().type), init);
   }
 
   // backend_config as a dimension of `rank` dimensions; empty = the last.
