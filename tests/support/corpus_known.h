@@ -20,8 +20,8 @@ struct KnownModule {
 // Modules whose HLO is invalid: the verifier rejects them.
 const std::vector<KnownModule>& KnownInvalidModules();
 
-// Modules whose result differs from the numpy oracle (a real mismatch,
-// listed until fixed).
+// Modules the numpy oracle evaluates whose result ours does not match: a
+// value mismatch, or our executor refusing the module (listed until fixed).
 const std::vector<KnownModule>& KnownOracleMismatches();
 
 // The reason a module (by file name or path) is listed in `list`, or ""
