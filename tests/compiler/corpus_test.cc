@@ -1,8 +1,10 @@
 // Every module of ../shared/hlo compiled in process at -O1, -O2 and -O3
 // (elided constants filled, as a user asking for a fill would): prints the
 // tally, and checks that every module that does not compile fails with a
-// clear unsupported/invalid-input error, never an internal one. A handful
-// also go through the tool.
+// clear unsupported/invalid-input error, never an internal one, that a
+// module listed as known-invalid (tests/support/corpus_known.cc) is refused,
+// and that the compiled count stays at its measured floor. A handful also go
+// through the tool.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include "lib/compiler/compiler.h"
 #include "lib/compiler/diagnostics.h"
 #include "lib/hlo/verifier.h"
+#include "tests/support/corpus_known.h"
 #include "tests/support/tool_runner.h"
 
 namespace neuron::compiler {
@@ -37,6 +40,10 @@ std::string ReadFile(const std::string& path) {
 }
 
 // Codes that mean "clearly not supported" or "not a valid module".
+// Modules compiled at -O1, -O2, -O3 (of 243), measured 2026-12-05: 221 at
+// each level, 22 refused with a clear error, 0 internal errors.
+constexpr int kMinCompiled[] = {221, 221, 221};
+
 bool IsClearRefusal(const std::string& code) {
   return code == "NCC-E0201" || code == "NCC-E0202" || code == "NCC-E0203" || code == "NCC-E0204" ||
          code == "NCC-E0205" || code == "NCC-E0206" || code == "NCC-E0002" || code == "NCC-E0003";
@@ -60,6 +67,8 @@ TEST(CorpusTest, CompilesTheSharedCorpusAtEveryOptLevel) {
       absl::StatusOr<CompileResult> r = CompileBytes(bytes, path, options, log, /*emit_neff=*/false);
       if (r.ok()) {
         ++compiled;
+        EXPECT_EQ(neuron::testing::KnownReason(neuron::testing::KnownInvalidModules(), path), "")
+            << path << " is listed as known-invalid but compiles";
         EXPECT_TRUE(hlo::Verify(*r->module).ok()) << path;
         continue;
       }
@@ -82,10 +91,11 @@ TEST(CorpusTest, CompilesTheSharedCorpusAtEveryOptLevel) {
     if (level == 2) {
       for (const auto& [reason, n] : refusals) std::cout << "  " << n << "x " << reason << "\n";
     }
-    EXPECT_TRUE(internal.empty()) << internal.front();
-    // Measured at 90.9% (221 of 243): the rest use host transfers, dynamic
-    // shapes, test-only or vendor kernels (see the tally).
-    EXPECT_GE(rate, 90.0);
+    for (const std::string& i : internal) std::cout << "  INTERNAL ERROR " << i << "\n";
+    EXPECT_TRUE(internal.empty()) << internal.size() << " internal errors (listed above)";
+    // The rest use host transfers, dynamic shapes, test-only or vendor
+    // kernels (see the tally).
+    EXPECT_GE(compiled, kMinCompiled[level - 1]) << "at -O" << level;
   }
 }
 

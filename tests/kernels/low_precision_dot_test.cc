@@ -138,13 +138,41 @@ class LowPrecisionDotTest : public ::testing::TestWithParam<std::tuple<ET, ET>> 
   }
 };
 
-TEST_P(LowPrecisionDotTest, OneDnnPathMatchesDoubleReference) { RunAll(true); }
+// The oneDNN path's operand type: f8 operands go to the bf16 matmul.
+ET OneDnnTypeFor(ET in) { return in == ET::kF16 ? ET::kF16 : ET::kBF16; }
 
-TEST_P(LowPrecisionDotTest, FallbackMatchesDoubleReference) { RunAll(false); }
+TEST_P(LowPrecisionDotTest, OneDnnPathMatchesDoubleReference) {
+  const ET in = std::get<0>(GetParam());
+  if (!LowPrecisionGemmAvailable(OneDnnTypeFor(in)))
+    GTEST_SKIP() << "NOTICE: no oneDNN path for " << hlo::ElementTypeName(in) << " on this host";
+  const int64_t before = LowPrecisionGemmProducts();
+  RunAll(true);
+  // Known gap, found 2026-12-05: LowPrecisionGemmAvailable(f16) is true on
+  // a CPU with AVX512-FP16, but oneDNN 2.6 (the installed libdnnl) has no
+  // native f16 matmul kernel, so every f16 product is refused and widened:
+  // the f16 cases say so instead of passing as if the path had run.
+  if (in == ET::kF16 && LowPrecisionGemmProducts() == before)
+    GTEST_SKIP() << "NOTICE: LowPrecisionGemmAvailable(f16) but oneDNN took no f16 product "
+                    "(no native f16 matmul kernel in this oneDNN); checked on the fallback only";
+  EXPECT_GT(LowPrecisionGemmProducts(), before) << "the oneDNN path did not run";
+}
+
+TEST_P(LowPrecisionDotTest, FallbackMatchesDoubleReference) {
+  const int64_t before = LowPrecisionGemmProducts();
+  RunAll(false);
+  EXPECT_EQ(LowPrecisionGemmProducts(), before) << "the oneDNN path ran while turned off";
+}
 
 TEST_P(LowPrecisionDotTest, FallbackAgreesWithOneDnnPath) {
   auto [in, out] = GetParam();
-  std::vector<std::vector<double>> fast = RunAll(true), slow = RunAll(false);
+  if (!LowPrecisionGemmAvailable(OneDnnTypeFor(in)))
+    GTEST_SKIP() << "NOTICE: no oneDNN path for " << hlo::ElementTypeName(in) << " on this host";
+  const int64_t before = LowPrecisionGemmProducts();
+  std::vector<std::vector<double>> fast = RunAll(true);
+  if (in == ET::kF16 && LowPrecisionGemmProducts() == before)  // the known gap above
+    GTEST_SKIP() << "NOTICE: oneDNN took no f16 product; nothing to compare the fallback with";
+  ASSERT_GT(LowPrecisionGemmProducts(), before) << "the oneDNN path did not run";
+  std::vector<std::vector<double>> slow = RunAll(false);
   ASSERT_EQ(fast.size(), slow.size());
   // Both accumulate in f32, only in another order: f32 results agree to a
   // few f32 ulps of the magnitude, narrow results to one ulp of the type.

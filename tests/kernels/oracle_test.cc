@@ -2,6 +2,11 @@
 // one device is evaluated by the independent numpy evaluator
 // (shared/oracle/hlo_ref.py) and by our executor on the same random
 // inputs; outputs must agree within per-type tolerances. Prints the tally.
+// Every module the oracle evaluates must match: a mismatch, a run error or a
+// module our executor will not build fails the test unless it is listed in
+// tests/support/corpus_known.cc with its reason. Modules the oracle cannot
+// evaluate (unsupported, an exception of its own) or that run past its time
+// limit are counted apart, and the matched count has a floor.
 //
 // Modules larger than kMaxModuleBytes are skipped to keep the suite fast
 // (the oracle is pure Python); the oracle gets kOracleTimeoutS seconds per
@@ -23,12 +28,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "lib/hlo/load.h"
 #include "lib/hlo/verifier.h"
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/executable.h"
 #include "lib/support/npy.h"
+#include "tests/support/corpus_known.h"
 #include "tests/support/tool_runner.h"
 
 namespace neuron::kernels {
@@ -38,6 +45,13 @@ using ET = hlo::ElementType;
 
 constexpr int64_t kMaxModuleBytes = 64 * 1024;
 constexpr int kOracleTimeoutS = 10;
+// Measured 2026-12-05 at the default size cap over two runs: 182
+// candidates; 140 and 139 matched, 0 value mismatches, 5 refused by our
+// executor (known, in corpus_known.cc); apart: 31 the oracle does not
+// support, 6 and 7 over its 10 s (the oracle's time, which moves with the
+// machine's load). Matched plus the oracle's timeouts was 146 both times.
+constexpr int kMinMatched = 139;
+constexpr int kMinMatchedOrOracleTimedOut = 146;
 
 std::optional<ET> TypeOfDescr(const std::string& d) {
   static const std::map<std::string, ET> kMap = {
@@ -223,17 +237,31 @@ TEST(OracleTest, CorpusMatchesReferenceEvaluator) {
     result_of(*c, log, rc.empty() ? 128 : std::atoi(rc.c_str()));
   }
 
-  int matched = 0, mismatched = 0, oracle_unsupported = 0, oracle_failed = 0, ours_unsupported = 0;
-  std::vector<std::string> report;
+  int matched = 0, mismatched = 0, oracle_unsupported = 0, oracle_failed = 0, oracle_timeout = 0,
+      ours_unsupported = 0, known = 0;
+  std::vector<std::string> report, unexpected, stale;
+  // A module the oracle evaluated that does not match: a failure unless listed.
+  auto not_matched = [&](const Candidate& c, const std::string& line) {
+    const std::string reason =
+        neuron::testing::KnownReason(neuron::testing::KnownOracleMismatches(), c.path);
+    if (reason.empty()) {
+      unexpected.push_back(line);
+      report.push_back(line);
+    } else {
+      ++known;
+      report.push_back(absl::StrCat(line, " [known: ", reason, "]"));
+    }
+  };
   for (Candidate& c : cands) {
     if (c.oracle_rc == 3) { ++oracle_unsupported; continue; }
+    if (c.oracle_rc == 124) { ++oracle_timeout; report.push_back(absl::StrCat("  oracle-timeout ", c.name)); continue; }
     if (c.oracle_rc != 0) { ++oracle_failed; report.push_back(absl::StrCat("  oracle-error ", c.name, " rc=", c.oracle_rc)); continue; }
     auto m = hlo::LoadModuleFromFile(c.path);
     ASSERT_TRUE(m.ok());
     auto exe = Executable::Build(**m);
     if (!exe.ok()) {
       ++ours_unsupported;
-      report.push_back(absl::StrCat("  ours-unsupported ", c.name, ": ", std::string(exe.status().message())));
+      not_matched(c, absl::StrCat("  ours-unsupported ", c.name, ": ", std::string(exe.status().message())));
       continue;
     }
     std::vector<Tensor> inputs;
@@ -263,9 +291,11 @@ TEST(OracleTest, CorpusMatchesReferenceEvaluator) {
     }
     if (problem.empty()) {
       ++matched;
+      if (!neuron::testing::KnownReason(neuron::testing::KnownOracleMismatches(), c.path).empty())
+        stale.push_back(c.name);
     } else {
       ++mismatched;
-      report.push_back(absl::StrCat("  mismatch ", c.name, ": ", problem));
+      not_matched(c, absl::StrCat("  mismatch ", c.name, ": ", problem));
     }
   }
   int evaluable = matched + mismatched + ours_unsupported;
@@ -273,11 +303,19 @@ TEST(OracleTest, CorpusMatchesReferenceEvaluator) {
             << " over " << max_bytes / 1024 << " KiB, " << not_loadable << " not loadable, "
             << multi_device << " multi-device)\n"
             << "  modules run " << evaluable << " / matched " << matched << " / mismatched "
-            << mismatched << " / oracle-unsupported " << oracle_unsupported << " / oracle-error "
-            << oracle_failed << " / ours-unsupported " << ours_unsupported << "\n";
+            << mismatched << " / ours-unsupported " << ours_unsupported << " (" << known
+            << " of them known)\n"
+            << "  not evaluated by the oracle: unsupported " << oracle_unsupported << " / error "
+            << oracle_failed << " / over " << kOracleTimeoutS << " s " << oracle_timeout << "\n";
   for (const auto& r : report) std::cout << r << "\n";
   ASSERT_GT(evaluable, 0);
-  EXPECT_GE(matched * 10, evaluable * 9) << "fewer than 90% of oracle-evaluable modules match";
+  EXPECT_TRUE(unexpected.empty()) << unexpected.size()
+                                  << " oracle-evaluated modules do not match (listed above)";
+  EXPECT_TRUE(stale.empty()) << "listed as known oracle mismatches but match: " << absl::StrJoin(stale, ", ");
+  if (max_bytes == kMaxModuleBytes) {
+    EXPECT_GE(matched, kMinMatched);
+    EXPECT_GE(matched + oracle_timeout, kMinMatchedOrOracleTimedOut);
+  }
 }
 
 }  // namespace
