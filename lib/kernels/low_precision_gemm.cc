@@ -135,8 +135,15 @@ const Matmul& Lookup(const DnnlApi& api, const Key& key) {
 bool LowPrecisionGemmAvailable(ElementType type) {
   if (type != ElementType::kBF16 && type != ElementType::kF16) return false;
   if (!g_enabled.load(std::memory_order_relaxed)) return false;
-  static const bool bf16 = CpuHasNative(ElementType::kBF16) && Dnnl() != nullptr;
-  static const bool f16 = CpuHasNative(ElementType::kF16) && Dnnl() != nullptr;
+  // The CPU's instructions are not enough: the oneDNN installed must have a
+  // kernel that uses them (Debian's 2.6 has none for f16 matmul), asked once
+  // with a small product.
+  auto has_kernel = [](ElementType t) {
+    return CpuHasNative(t) && Dnnl() != nullptr &&
+           Lookup(*Dnnl(), Key{t, ElementType::kF32, 1, 64, 64, 64, false, false}).primitive != nullptr;
+  };
+  static const bool bf16 = has_kernel(ElementType::kBF16);
+  static const bool f16 = has_kernel(ElementType::kF16);
   return type == ElementType::kBF16 ? bf16 : f16;
 }
 

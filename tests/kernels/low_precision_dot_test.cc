@@ -222,6 +222,22 @@ TEST(LowPrecisionGemmTest, Bf16ProductRunsOnOneDnnWhereAvailable) {
     }
 }
 
+TEST(LowPrecisionGemmTest, AvailableMeansTheProductRuns) {
+  // Availability is oneDNN's answer, not the CPU's: where it says yes, a
+  // product of that type runs on it (an f16-capable CPU with a oneDNN that
+  // has no f16 matmul kernel says no).
+  for (ET t : {ET::kBF16, ET::kF16}) {
+    SCOPED_TRACE(t == ET::kBF16 ? "bf16" : "f16");
+    std::vector<uint16_t> a(64 * 64, 0), b(64 * 64, 0);
+    std::vector<float> c(64 * 64, -1.0f);
+    const bool ran = LowPrecisionGemm(t, ET::kF32, 1, 64, 64, 64, false, a.data(), false, b.data(), c.data());
+    EXPECT_EQ(ran, LowPrecisionGemmAvailable(t));
+    if (ran) {
+      EXPECT_EQ(c[123], 0.0f);
+    }
+  }
+}
+
 TEST(LowPrecisionGemmTest, RefusesUnsupportedRequests) {
   std::vector<uint16_t> a(4, 0), b(4, 0);
   std::vector<float> c(4, 0);
