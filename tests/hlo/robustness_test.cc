@@ -1,12 +1,14 @@
 // Damaged input never crashes: every prefix at 64 evenly spaced lengths and
 // 200 random single-bit flips of a few corpus files (text and binary) must
 // give either a module or one error line.
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 
 #include "gtest/gtest.h"
 #include "lib/hlo/load.h"
+#include "lib/hlo/proto/hlo.pb.h"
 #include "lib/hlo/printer.h"
 #include "lib/hlo/verifier.h"
 #include "tests/support/tool_runner.h"
@@ -72,6 +74,65 @@ TEST(RobustnessTest, EmptyAndGarbageInput) {
                                    std::string(100000, '('), "HloModule m\nENTRY e {\n ROOT c = f32[" +
                                    std::string(5000, '1') + "] constant(0)\n}"}) {
     Exercise(bytes, "garbage");
+  }
+}
+
+// A module whose only instruction is a constant of `dims` (f32) carrying
+// `values` values: sizes come from the input, so they must be refused
+// before anything that large is allocated.
+std::string ConstantModule(const std::vector<int64_t>& dims, int values) {
+  xla::HloModuleProto m;
+  m.set_name("big");
+  m.set_entry_computation_name("main");
+  m.set_entry_computation_id(1);
+  xla::HloComputationProto* c = m.add_computations();
+  c->set_name("main");
+  c->set_id(1);
+  c->set_root_id(2);
+  xla::HloInstructionProto* k = c->add_instructions();
+  k->set_name("huge");
+  k->set_opcode("constant");
+  k->set_id(2);
+  k->mutable_shape()->set_element_type(11);
+  for (int64_t d : dims) k->mutable_shape()->add_dimensions(d);
+  *k->mutable_literal()->mutable_shape() = k->shape();
+  for (int i = 0; i < values; ++i) k->mutable_literal()->add_f32s(1.0f);
+  return m.SerializeAsString();
+}
+
+TEST(RobustnessTest, HugeConstantWithoutDataIsRefused) {
+  for (const auto& dims : std::vector<std::vector<int64_t>>{
+           {int64_t{1} << 40}, {int64_t{1} << 20, int64_t{1} << 20}, {int64_t{1} << 62, 4}, {1000}}) {
+    auto m = LoadModule(ConstantModule(dims, 3), "damaged");
+    ASSERT_FALSE(m.ok());
+    std::string msg(m.status().message());
+    EXPECT_NE(msg.find("huge"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  // The same module with the values its shape needs loads.
+  EXPECT_TRUE(LoadModule(ConstantModule({3}, 3), "ok").ok());
+}
+
+TEST(RobustnessTest, HugeConstantInTextIsRefused) {
+  for (std::string dims : {"1099511627776", "1048576,1048576", "4611686018427387904,4"}) {
+    Exercise("HloModule m\nENTRY e {\n ROOT huge = f32[" + dims + "] constant({1, 2, 3})\n}",
+             std::string("text constant f32[") + dims + "]");
+    Exercise("HloModule m\nENTRY e {\n ROOT huge = f32[" + dims + "] constant(0)\n}",
+             std::string("text constant f32[") + dims + "]");
+    Exercise("HloModule m\nENTRY e {\n ROOT huge = f32[" + dims + "] iota(), iota_dimension=0\n}",
+             std::string("text iota f32[") + dims + "]");
+  }
+}
+
+// Inputs the fuzzers once found (tests/fuzz/regressions/<fuzzer>/): each
+// loads, verifies and prints without crashing or allocating beyond reason.
+TEST(RobustnessTest, FuzzerRegressions) {
+  std::string root = neuron::testing::SourceRoot() + "/tests/fuzz/regressions/";
+  for (const char* fuzzer : {"hlo_proto_fuzzer", "hlo_text_fuzzer"}) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(root + fuzzer, ec)) {
+      Exercise(ReadFile(entry.path().string()), entry.path().string());
+    }
   }
 }
 
