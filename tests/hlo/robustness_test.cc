@@ -117,6 +117,8 @@ TEST(RobustnessTest, HugeConstantInTextIsRefused) {
   for (std::string dims : {"1099511627776", "1048576,1048576", "4611686018427387904,4"}) {
     Exercise("HloModule m\nENTRY e {\n ROOT huge = f32[" + dims + "] constant({1, 2, 3})\n}",
              std::string("text constant f32[") + dims + "]");
+    Exercise("HloModule m\nENTRY e {\n ROOT huge = f32[" + dims + "] constant({...})\n}",
+             "text elided constant f32[" + dims + "]");
     Exercise("HloModule m\nENTRY e {\n ROOT huge = f32[" + dims + "] constant(0)\n}",
              std::string("text constant f32[") + dims + "]");
     Exercise("HloModule m\nENTRY e {\n ROOT huge = f32[" + dims + "] iota(), iota_dimension=0\n}",
