@@ -1,6 +1,8 @@
 // Damaged input never crashes: every prefix at 64 evenly spaced lengths and
 // 200 random single-bit flips of a few corpus files (text and binary) must
 // give either a module or one error line.
+#include <sys/resource.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -124,6 +126,53 @@ TEST(RobustnessTest, HugeConstantInTextIsRefused) {
     Exercise("HloModule m\nENTRY e {\n ROOT huge = f32[" + dims + "] iota(), iota_dimension=0\n}",
              std::string("text iota f32[") + dims + "]");
   }
+}
+
+// Iota replica groups are a compact encoding: a dozen bytes can name 2^20
+// device ids. Many instructions each expanding one must not add up to
+// gigabytes; past a module-wide budget the module is refused.
+TEST(RobustnessTest, IotaReplicaGroupsAreBoundedPerModule) {
+  auto module = [](int instructions) {
+    xla::HloModuleProto m;
+    m.set_name("iota");
+    m.set_entry_computation_name("main");
+    m.set_entry_computation_id(1);
+    xla::HloComputationProto* c = m.add_computations();
+    c->set_name("main");
+    c->set_id(1);
+    c->set_root_id(instructions + 1);
+    xla::HloInstructionProto* p = c->add_instructions();
+    p->set_name("p");
+    p->set_opcode("parameter");
+    p->set_id(1);
+    p->mutable_shape()->set_element_type(11);
+    for (int i = 0; i < instructions; ++i) {
+      xla::HloInstructionProto* ar = c->add_instructions();
+      ar->set_name("ar" + std::to_string(i));
+      ar->set_opcode("all-gather");
+      ar->set_id(i + 2);
+      ar->mutable_shape()->set_element_type(11);
+      ar->add_operand_ids(1);
+      auto* iota = ar->mutable_iota_collective_device_list();
+      iota->set_num_replica_groups(1 << 20);
+      iota->set_num_devices_per_group(1);
+      iota->add_iota_reshape_dims(1 << 20);
+      iota->add_iota_transpose_perm(0);
+    }
+    return m.SerializeAsString();
+  };
+  std::string bytes = module(70);
+  EXPECT_LT(bytes.size(), 4000u);
+  struct rusage before {};
+  getrusage(RUSAGE_SELF, &before);
+  auto m = LoadModule(bytes, "damaged");
+  struct rusage after {};
+  getrusage(RUSAGE_SELF, &after);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("replica groups"), std::string::npos) << m.status();
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 512 << 10) << "KiB of peak memory grew";
+  // One such list is within the budget.
+  EXPECT_TRUE(LoadModule(module(1), "one").ok());
 }
 
 // Inputs the fuzzers once found (tests/fuzz/regressions/<fuzzer>/): each
