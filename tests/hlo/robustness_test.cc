@@ -175,6 +175,26 @@ TEST(RobustnessTest, IotaReplicaGroupsAreBoundedPerModule) {
   EXPECT_TRUE(LoadModule(module(1), "one").ok());
 }
 
+// The text forms of the same: iota ([G,S]<=[N]) and mesh replica groups.
+TEST(RobustnessTest, IotaReplicaGroupsInTextAreBoundedPerModule) {
+  for (std::string groups : {"[1048576,1]<=[1048576]", "mesh[a=1024,b=1024]{a}"}) {
+    std::string text = "HloModule m\nENTRY e {\n p = f32[] parameter(0)\n";
+    for (int i = 0; i < 70; ++i) {
+      text += " g" + std::to_string(i) + " = f32[] all-gather(p), replica_groups=" + groups +
+              ", dimensions={}\n";
+    }
+    text += " ROOT r = f32[] add(p, p)\n}\n";
+    struct rusage before {};
+    getrusage(RUSAGE_SELF, &before);
+    auto m = LoadModule(text, "damaged");
+    struct rusage after {};
+    getrusage(RUSAGE_SELF, &after);
+    ASSERT_FALSE(m.ok()) << groups;
+    EXPECT_NE(m.status().message().find("budget"), std::string::npos) << m.status();
+    EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 512 << 10) << "KiB of peak memory grew";
+  }
+}
+
 // Inputs the fuzzers once found (tests/fuzz/regressions/<fuzzer>/): each
 // loads, verifies and prints without crashing or allocating beyond reason.
 TEST(RobustnessTest, FuzzerRegressions) {
