@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -48,7 +49,8 @@ absl::StatusOr<std::string> EncodeCoreDump(const std::vector<Section>& sections)
   return out;
 }
 
-absl::StatusOr<std::vector<Section>> DecodeCoreDump(std::string_view bytes, std::string_view name) {
+absl::StatusOr<std::vector<Section>> DecodeCoreDump(std::string_view bytes, std::string_view name,
+                                                    uint64_t max_bytes) {
   auto bad = [&](std::string_view why) {
     return absl::InvalidArgumentError(
         absl::StrCat(std::string(name), ": not a readable core dump: ", std::string(why)));
@@ -67,11 +69,11 @@ absl::StatusOr<std::vector<Section>> DecodeCoreDump(std::string_view bytes, std:
       ZSTD_freeDCtx(ctx);
       return bad(absl::StrCat("zstd: ", ZSTD_getErrorName(ret)));
     }
-    raw.append(chunk.data(), out.pos);
-    if (raw.size() > kMaxCoreDumpBytes) {
+    if (out.pos > max_bytes - std::min<uint64_t>(raw.size(), max_bytes)) {
       ZSTD_freeDCtx(ctx);
-      return bad("inflates beyond 4 GiB");
+      return bad(absl::StrCat("inflates beyond ", max_bytes, " bytes"));
     }
+    raw.append(chunk.data(), out.pos);
     if (out.pos == 0 && in.pos < in.size && ret == 0) break;
   }
   ZSTD_freeDCtx(ctx);

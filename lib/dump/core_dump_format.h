@@ -36,7 +36,11 @@ struct Section {
 // Serializes and compresses.
 absl::StatusOr<std::string> EncodeCoreDump(const std::vector<Section>& sections);
 // Decompresses and parses; errors say what is wrong (name prefixes them).
-absl::StatusOr<std::vector<Section>> DecodeCoreDump(std::string_view bytes, std::string_view name);
+// A dump inflating beyond `max_bytes` is refused before it is held whole
+// (a few bytes of zstd can claim gigabytes); sections whose lengths exceed
+// what the inflated bytes hold are refused before anything is copied.
+absl::StatusOr<std::vector<Section>> DecodeCoreDump(std::string_view bytes, std::string_view name,
+                                                    uint64_t max_bytes = kMaxCoreDumpBytes);
 // True when the bytes start with a zstd frame (a core dump candidate).
 bool LooksLikeZstd(std::string_view bytes);
 

@@ -38,6 +38,11 @@ class Converter {
 
   std::string display_name_;
   std::unordered_map<int64_t, Computation*> computations_by_id_;
+  // Device ids all iota replica group lists of the module may expand to: a
+  // dozen bytes can name 2^20 ids, so without a module-wide budget a few
+  // kilobytes of instructions expand to gigabytes.
+  int64_t iota_ids_left_ = kMaxIotaDeviceIds;
+  static constexpr int64_t kMaxIotaDeviceIds = int64_t{1} << 20;
 };
 
 absl::Status Converter::ConvertShape(const xla::ShapeProto& proto, Shape* shape, int depth) {
@@ -359,6 +364,12 @@ absl::Status Converter::ConvertInstruction(const xla::HloInstructionProto& p, Co
         iota.iota_transpose_perm_size() != iota.iota_reshape_dims_size()) {
       return Error("%s: bad iota replica groups", where);
     }
+    if (total > iota_ids_left_) {
+      return Error("%s: iota replica groups expand to %d device ids, more than the %d left of the "
+                   "module's budget of %d",
+                   where, total, iota_ids_left_, kMaxIotaDeviceIds);
+    }
+    iota_ids_left_ -= total;
     std::vector<int64_t> dims(iota.iota_reshape_dims().begin(), iota.iota_reshape_dims().end());
     std::vector<int64_t> perm(iota.iota_transpose_perm().begin(), iota.iota_transpose_perm().end());
     std::vector<bool> seen(dims.size(), false);

@@ -319,10 +319,25 @@ class Parser {
   std::string TextOrString(size_t b, size_t e);
   absl::Status ExpectEnd(Lexer& inner, std::string_view what);
 
+  // Charges `total` device ids of an iota or mesh replica_groups form to the
+  // module's budget: a few characters name 2^20 ids, so without one a few
+  // kilobytes of instructions expand to gigabytes.
+  absl::Status SpendDeviceIds(size_t b, int64_t total) {
+    if (total > device_ids_left_) {
+      return src_->Error(b, absl::StrFormat("replica_groups expand to %d device ids, more than the %d left "
+                                            "of the module's budget of %d",
+                                            total, device_ids_left_, kMaxDeviceIds));
+    }
+    device_ids_left_ -= total;
+    return absl::OkStatus();
+  }
+
   const SourceMap* src_;
   Lexer lx_;
   // Computation references, resolved once every computation is known.
   std::vector<PendingInstruction> all_calls_;
+  static constexpr int64_t kMaxDeviceIds = int64_t{1} << 20;
+  int64_t device_ids_left_ = kMaxDeviceIds;
 };
 
 absl::Status Parser::ExpectEnd(Lexer& inner, std::string_view what) {
@@ -828,6 +843,7 @@ absl::Status Parser::ReplicaGroups(size_t b, size_t e, std::vector<std::vector<i
         group_dims[0] > total || group_dims[0] * group_dims[1] != total) {
       return src_->Error(b, "replica_groups [G,S] must multiply to the iota size");
     }
+    HLO_RETURN_IF_ERROR(SpendDeviceIds(b, total));
     if (perm.empty()) {
       for (size_t i = 0; i < reshape.size(); ++i) perm.push_back(static_cast<int64_t>(i));
     }
@@ -918,6 +934,7 @@ absl::Status Parser::MeshReplicaGroups(size_t b, size_t e, std::vector<std::vect
     total *= n;
     if (total > (int64_t{1} << 20)) return error();
   }
+  HLO_RETURN_IF_ERROR(SpendDeviceIds(b, total));
   std::map<std::vector<int64_t>, std::vector<int64_t>> groups;  // key: fixed coordinates
   for (int64_t device = 0; device < total; ++device) {
     std::vector<int64_t> key;

@@ -94,7 +94,8 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes) {
       if (d && count > INT64_MAX / d) return NpyError("shape overflows");
       count *= d;
     }
-    if (count > INT64_MAX / item || static_cast<uint64_t>(count * item) != array.data.size()) {
+    if (count > INT64_MAX / item) return NpyError("shape overflows");
+    if (static_cast<uint64_t>(count * item) != array.data.size()) {
       return NpyError(absl::StrFormat("data is %d bytes, the header implies %d", array.data.size(),
                                       count * item));
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -87,7 +88,10 @@ absl::StatusOr<std::vector<int>> ParseRangeList(std::string_view text) {
   constexpr const char* kAccepted =
       "a range list (e.g. 0-3 or 0,2,4 or 0,2-3)";
   if (text.empty()) return Invalid(text, kAccepted);
-  std::vector<int> values;
+  // Ranges are merged before they are expanded, so repeated ranges
+  // ("0-1048576,0-1048576,...") cost no more than one: at most 2^20 + 1
+  // values however long the text.
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
   for (absl::string_view part :
        absl::StrSplit(absl::string_view(text.data(), text.size()), ',')) {
     std::string_view p(part.data(), part.size());
@@ -97,10 +101,15 @@ absl::StatusOr<std::vector<int>> ParseRangeList(std::string_view text) {
     auto lo = ParseUnsigned(lo_text, 1 << 20);
     auto hi = ParseUnsigned(hi_text, 1 << 20);
     if (!lo.ok() || !hi.ok() || *hi < *lo) return Invalid(text, kAccepted);
-    for (uint64_t v = *lo; v <= *hi; ++v) values.push_back(static_cast<int>(v));
+    ranges.emplace_back(*lo, *hi);
   }
-  std::sort(values.begin(), values.end());
-  values.erase(std::unique(values.begin(), values.end()), values.end());
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<int> values;
+  uint64_t next = 0;  // smallest value not yet emitted
+  for (const auto& [lo, hi] : ranges) {
+    for (uint64_t v = std::max(lo, next); v <= hi; ++v) values.push_back(static_cast<int>(v));
+    next = std::max(next, hi + 1);
+  }
   return values;
 }
 

@@ -1,6 +1,10 @@
 // lib/dump units: the core-dump layout (and bad input to it), path
 // templates, the log ring, input-dump selection, SigV4, credentials, S3 URIs.
+#include <zstd.h>
+
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 
 #include "absl/time/civil_time.h"
@@ -62,6 +66,54 @@ TEST(CoreDumpFormat, BadInputIsAnErrorNotACrash) {
   (void)frame;
   absl::StatusOr<std::vector<Section>> r = DecodeCoreDump(raw, "f");
   EXPECT_FALSE(r.ok());  // not zstd at all
+}
+
+std::string Zstd(const std::string& raw) {
+  std::string out(ZSTD_compressBound(raw.size()), '\0');
+  size_t n = ZSTD_compress(out.data(), out.size(), raw.data(), raw.size(), 3);
+  EXPECT_FALSE(ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+
+TEST(CoreDumpFormat, SizesAreBoundedByTheInput) {
+  // A zstd bomb: 64 MiB of zeros in a few kilobytes is refused under a
+  // 16 MiB bound before it is held whole, and read under the default one.
+  std::vector<Section> big(1);
+  big[0].kind = SectionKind::kBuffer;
+  big[0].data = std::string(64 << 20, '\0');
+  const std::string bomb = *EncodeCoreDump(big);
+  EXPECT_LT(bomb.size(), 64u << 10);
+  absl::StatusOr<std::vector<Section>> r = DecodeCoreDump(bomb, "bomb.ncdump", 16 << 20);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("bomb.ncdump: not a readable core dump: inflates beyond 16777216 bytes"),
+            std::string::npos)
+      << r.status();
+  r = DecodeCoreDump(bomb, "bomb.ncdump");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].data.size(), 64u << 20);
+  // Inside a valid frame: section lengths and counts beyond the bytes there.
+  const std::string head = std::string(kCoreDumpMagic, 8) + std::string("\1\0\0\0", 4);
+  for (const std::string& raw :
+       {head + std::string("\1\0\0\0", 4) + std::string("\2\0\0\0\2\0\0\0\xff\xff\xff\xff\xff\xff\xff\xff", 16) + "{}",
+        head + std::string("\1\0\0\0", 4) + std::string("\2\0\0\0\xff\xff\xff\xff\0\0\0\0\0\0\0\0", 16) + "{}",
+        head + std::string("\xff\xff\xff\xff", 4) + std::string("\2\0\0\0\2\0\0\0\0\0\0\0\0\0\0\0", 16) + "{}"}) {
+    r = DecodeCoreDump(Zstd(raw), "lying.ncdump");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("lying.ncdump: not a readable core dump: section"), std::string::npos)
+        << r.status();
+  }
+}
+
+// Inputs core_dump_fuzzer once found (tests/fuzz/regressions/core_dump_fuzzer/).
+TEST(CoreDumpFormat, FuzzerRegressions) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           neuron::testing::SourceRoot() + "/tests/fuzz/regressions/core_dump_fuzzer", ec)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    (void)DecodeCoreDump(bytes, "fuzz.ncdump", 16 << 20);
+  }
 }
 
 TEST(Identity, ExpandsEveryTemplateVariable) {

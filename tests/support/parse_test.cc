@@ -1,5 +1,10 @@
 #include "lib/support/parse.h"
 
+#include <sys/resource.h>
+
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "neuron/nrt_status.h"
@@ -69,6 +74,23 @@ TEST(ParseRangeList, RangesListsAndMixes) {
   for (const char* bad : {"", "3-1", "a", "1,,2", "-1", "1-", "0-3,x"}) {
     EXPECT_FALSE(ParseRangeList(bad).ok()) << bad;
   }
+}
+
+// An env value of a few kilobytes repeating the widest range must not
+// expand to gigabytes before duplicates are dropped.
+TEST(ParseRangeList, RepeatedWideRangesStayBounded) {
+  std::string text = "0-1048576";
+  for (int i = 0; i < 999; ++i) text += ",0-1048576";
+  struct rusage before {};
+  getrusage(RUSAGE_SELF, &before);
+  absl::StatusOr<std::vector<int>> values = ParseRangeList(text);
+  struct rusage after {};
+  getrusage(RUSAGE_SELF, &after);
+  ASSERT_TRUE(values.ok());
+  EXPECT_EQ(values->size(), 1048577u);
+  EXPECT_EQ(values->back(), 1048576);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 << 10) << "KiB of peak memory grew";
+  EXPECT_FALSE(ParseRangeList("0-1048577").ok());
 }
 
 TEST(FormatRangeList, RoundTrips) {

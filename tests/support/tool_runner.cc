@@ -137,6 +137,18 @@ ToolResult RunTool(const std::string& tool, const std::vector<std::string>& args
   return result;
 }
 
+std::string SourceRoot() {
+  std::filesystem::path dir = ToolDir();
+  for (int i = 0; i < 4; ++i) {
+    if (std::filesystem::is_regular_file(dir / "BUILD.gn") &&
+        std::filesystem::is_directory(dir / "tests" / "fuzz")) {
+      return std::filesystem::weakly_canonical(dir).string();
+    }
+    dir = dir.parent_path();
+  }
+  return std::filesystem::weakly_canonical(std::filesystem::path(ToolDir()) / "..").string();
+}
+
 std::string SharedDir() {
   if (const char* env = std::getenv("NEURON_TOOLS_SHARED_DIR")) {
     return std::filesystem::is_directory(env) ? env : "";

@@ -37,6 +37,9 @@ ToolResult RunTool(const std::string& tool, const std::vector<std::string>& args
 // Path of ../shared relative to the repository, or "" when absent.
 std::string SharedDir();
 
+// The repository root (the directory above out/), found from ToolDir().
+std::string SourceRoot();
+
 // A fresh temporary directory, removed at process exit.
 std::string MakeTempDir();
 

@@ -1,0 +1,25 @@
+// libFuzzer target for the .npy readers: any bytes through npy::Parse
+// (lib/support), program::ParseNpy and neuron-exec's ParseNpyTensor, and a
+// parsed tensor back out through NpyBytes. Nothing may crash, hang or
+// allocate more than the input justifies.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "lib/program/npy.h"
+#include "lib/runtime/cli_npy.h"
+#include "lib/support/npy.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  volatile size_t sink = 0;
+  if (auto a = neuron::npy::Parse(bytes, "fuzz.npy"); a.ok()) sink = sink + a->data.size();
+  if (auto a = neuron::program::ParseNpy(bytes); a.ok()) {
+    for (char c : a->data) sink = sink + static_cast<unsigned char>(c);
+  }
+  if (auto t = neuron::runtime::ParseNpyTensor(bytes, "fuzz.npy"); t.ok()) {
+    sink = sink + neuron::runtime::NpyBytes(*t).size();
+  }
+  (void)sink;
+  return 0;
+}
