@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -87,6 +88,12 @@ class Planner {
   // The lifetimes of the shareable buffers of the computation just planned
   // (pending_), from the reads of its instructions (their clocks in
   // clock_of); its root lives to `root_end`.
+  // When each buffer (by storage root) is last read by an instruction of
+  // `order`, at its clock; operand 0 of the `in_place` instructions (updates
+  // written over it) does not count.
+  std::map<const Buf*, int64_t> LastReads(const std::vector<const hlo::Instruction*>& order,
+                                          const std::vector<int64_t>& clock_of,
+                                          const std::set<const hlo::Instruction*>& in_place = {});
   void ExtendLifetimes(const hlo::Computation& comp,
                        const std::vector<const hlo::Instruction*>& order,
                        const std::vector<int64_t>& clock_of, int64_t root_end);

@@ -195,30 +195,42 @@ Buf* Planner::StorageRoot(Buf* b) const {
   return b;
 }
 
+std::map<const Buf*, int64_t> Planner::LastReads(const std::vector<const hlo::Instruction*>& order,
+                                                 const std::vector<int64_t>& clock_of,
+                                                 const std::set<const hlo::Instruction*>& in_place) {
+  std::map<const Buf*, int64_t> last;
+  auto read = [&](const hlo::Instruction* value, int64_t when) {
+    auto it = values_.find(value);
+    if (it == values_.end()) return;
+    for (Buf* leaf : it->second) {
+      int64_t& t = last.try_emplace(StorageRoot(leaf), when).first->second;
+      t = std::max(t, when);
+    }
+  };
+  for (size_t p = 0; p < order.size(); ++p) {
+    for (size_t k = 0; k < order[p]->operand_count(); ++k) {
+      if (k == 0 && in_place.count(order[p])) continue;
+      const hlo::Instruction* o = order[p]->operand(k);
+      read(o, clock_of[p]);
+      // A splat broadcast is never materialized: its reader reads its source.
+      if (IsScalarBroadcast(o)) read(o->operand(0), clock_of[p]);
+    }
+  }
+  return last;
+}
+
 void Planner::ExtendLifetimes(const hlo::Computation& comp,
                               const std::vector<const hlo::Instruction*>& order,
                               const std::vector<int64_t>& clock_of, int64_t root_end) {
   if (pending_.empty()) return;
-  std::map<const Buf*, int64_t> last;
-  auto use = [&](Buf* leaf, int64_t when) {
-    Buf* r = StorageRoot(leaf);
-    auto it = last.find(r);
-    if (it == last.end()) last[r] = when;
-    else it->second = std::max(it->second, when);
-  };
-  for (size_t p = 0; p < order.size(); ++p) {
-    for (const hlo::Instruction* o : order[p]->operands()) {
-      auto it = values_.find(o);
-      if (it != values_.end()) for (Buf* b : it->second) use(b, clock_of[p]);
-      if (IsScalarBroadcast(o)) {
-        auto jt = values_.find(o->operand(0));
-        if (jt != values_.end()) for (Buf* b : jt->second) use(b, clock_of[p]);
-      }
-    }
-  }
+  std::map<const Buf*, int64_t> last = LastReads(order, clock_of);
   if (comp.root()) {
     auto it = values_.find(comp.root());
-    if (it != values_.end()) for (Buf* b : it->second) use(b, root_end);
+    if (it != values_.end())
+      for (Buf* b : it->second) {
+        int64_t& t = last.try_emplace(StorageRoot(b), root_end).first->second;
+        t = std::max(t, root_end);
+      }
   }
   for (Pending& pd : pending_) {
     auto it = last.find(pd.buf);
@@ -269,10 +281,11 @@ void Planner::AssignSharedStorage(const std::vector<Buf*>& skip) {
     arena = std::max(arena, off + it.size);
     placed.push_back(i);
   }
-  void* mem = Reserve(static_cast<size_t>(std::max<int64_t>(arena, 64)));
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(arena, 64));
+  void* mem = Reserve(bytes);
   if (mem == nullptr) return;  // over the budget: Plan fails
-  to_commit_.push_back({mem, static_cast<size_t>(std::max<int64_t>(arena, 64))});
-  allocations_->push_back({mem, static_cast<size_t>(std::max<int64_t>(arena, 64))});
+  to_commit_.push_back({mem, bytes});
+  allocations_->push_back({mem, bytes});
   for (Item& it : items) it.buf->data = static_cast<uint8_t*>(mem) + it.offset;
   owned_bytes_ += arena;
 }
@@ -326,19 +339,9 @@ std::vector<bool> Planner::InPlaceLoopResults(const CompPlan& body,
     for (size_t i = 0; i < body.root.size(); ++i)
       if (body.root[i] == out->second[0] && StorageRoot(op->second[0]) == state_of(i)) updates.insert(instr);
   }
-  std::map<const Buf*, int64_t> last_read;
-  auto read = [&](Buf* leaf, int64_t when) {
-    int64_t& t = last_read[StorageRoot(leaf)];
-    t = std::max(t, when);
-  };
-  for (size_t p = 0; p < order.size(); ++p)
-    for (size_t k = 0; k < order[p]->operand_count(); ++k) {
-      if (k == 0 && updates.count(order[p])) continue;
-      auto it = values_.find(order[p]->operand(k));
-      if (it != values_.end()) for (Buf* b : it->second) read(b, clock_of[p]);
-    }
+  std::map<const Buf*, int64_t> last_read = LastReads(order, clock_of, updates);
   // A state element passed through to a result is read after the trip.
-  for (Buf* r : body.root) read(r, INT64_MAX);
+  for (Buf* r : body.root) last_read[StorageRoot(r)] = INT64_MAX;
   const std::vector<bool> unique = DirectRoots(body.root);
   for (size_t i = 0; i < body.root.size(); ++i) {
     if (!unique[i]) continue;
