@@ -82,6 +82,7 @@ PassPipeline BuildPipeline(const CompileOptions& o) {
       fusion = {true, "attention-fusion"};  // softmax/layernorm reduces fuse into their consumers
     }
     p.Add(MakeElementwiseFusionPass(fusion));
+    if (o.mixed_precision_accumulation) p.Add(MakeFusedF32IntermediatesPass());
   }
   p.Add(MakeDeadCodeEliminationPass());
   return p;

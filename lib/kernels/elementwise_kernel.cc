@@ -68,7 +68,7 @@ ElementwiseKernel::ElementwiseKernel(ExprProgram program, bool allow_f32_tiles)
   // in one pass instead of tiles of load, convert, round and store.
   const ElementType out0 = program_.output_types().empty() ? ElementType::kInvalid
                                                            : program_.output_types()[0];
-  narrowing_convert_ = !f32_plan_ && program_.IsPlainConvert() &&
+  narrowing_convert_ = program_.IsPlainConvert() &&
                        program_.inputs()[0].type == ElementType::kF32 &&
                        (out0 == ElementType::kBF16 || out0 == ElementType::kF16);
   threads_.resize(2);
@@ -99,12 +99,14 @@ void ElementwiseKernel::RunRangeF32(ThreadState& ts, int64_t begin, int64_t end,
     return in.parameter >= 0 ? params[in.parameter]->data : in.constant.data();
   };
   for (size_t s = 0; s < plan.stream_inputs.size(); ++s)
-    ts.f32_streams[s] = reinterpret_cast<const float*>(source(plan.stream_inputs[s]));
+    ts.f32_streams[s] = source(plan.stream_inputs[s]);
   for (size_t i = 0; i < plan.scalar_inputs.size(); ++i)
-    if (plan.scalar_inputs[i] >= 0) std::memcpy(&ts.f32_scalars[i], source(plan.scalar_inputs[i]), 4);
+    if (plan.scalar_inputs[i] >= 0)
+      LoadToDomain(inputs[plan.scalar_inputs[i]].type, source(plan.scalar_inputs[i]), 1,
+                   &ts.f32_scalars[i]);
   bool streaming = true;
   for (size_t j = 0; j < outs.size(); ++j) {
-    ts.f32_dsts[j] = reinterpret_cast<float*>(outs[j]->data) + begin;
+    ts.f32_dsts[j] = outs[j]->data + begin * outs[j]->elem_size;
     streaming = streaming && outs[j]->bytes >= kStreamingBytes &&
                 reinterpret_cast<uintptr_t>(ts.f32_dsts[j]) % 64 == 0;
   }
@@ -117,6 +119,8 @@ void ElementwiseKernel::RunRangeF32(ThreadState& ts, int64_t begin, int64_t end,
   job.slot_count = plan.slot_count;
   job.stream_count = static_cast<int32_t>(plan.stream_inputs.size());
   job.streams = ts.f32_streams.data();
+  job.stream_storage = plan.stream_storage.data();
+  job.output_storage = plan.output_storage.data();
   job.stream_periods = plan.stream_periods.data();
   job.stream_repeats = plan.stream_repeats.data();
   job.first_lane = begin;
@@ -153,7 +157,8 @@ void ElementwiseKernel::RunRangeNarrowing(ThreadState& ts, int64_t begin, int64_
 void ElementwiseKernel::RunRange(ThreadState& ts, int64_t begin, int64_t end,
                                  const std::vector<const Buf*>& params,
                                  const std::vector<Buf*>& outs, const ExprRunContext& ctx) {
-  if (f32_plan_) {
+  // Stochastic rounding draws per lane in the interpreter's converts.
+  if (f32_plan_ && !(ctx.stochastic_rounding && f32_plan_->rounds_converts)) {
     RunRangeF32(ts, begin, end, params, outs);
     return;
   }

@@ -2,7 +2,7 @@
 // elements are loaded (converted to the compute domain, splatted or
 // gathered for broadcasts), evaluated and stored, so intermediate values
 // never leave the cache. Large tensors are split across the host threads.
-// Programs that are f32 throughout take the f32 tile runner instead
+// Programs on f32, bf16 and f16 values take the f32 tile runner instead
 // (f32_tiles.h) where the CPU has AVX-512.
 #ifndef NEURON_LIB_KERNELS_ELEMENTWISE_KERNEL_H_
 #define NEURON_LIB_KERNELS_ELEMENTWISE_KERNEL_H_
@@ -39,9 +39,9 @@ class ElementwiseKernel {
     std::vector<int8_t> nonfinite;  // per output, seen in this range
     // The f32 tile runner's slots and per-range pointers.
     std::vector<float> f32_scratch;
-    std::vector<const float*> f32_streams;
+    std::vector<const void*> f32_streams;
     std::vector<float> f32_scalars;
-    std::vector<float*> f32_dsts;
+    std::vector<void*> f32_dsts;
   };
   void RunRange(ThreadState& ts, int64_t begin, int64_t end,
                 const std::vector<const Buf*>& params, const std::vector<Buf*>& outs,

@@ -1,6 +1,7 @@
 #include "lib/kernels/expr_program.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <complex>
 #include <cmath>
@@ -441,36 +442,84 @@ bool BroadcastAsPeriod(const ExprInput& in, int64_t* period, int64_t* repeat) {
 
 }  // namespace
 
+namespace {
+
+// The formats the tile runner computes on (in f32) and stores.
+std::optional<TileStorage> TileStorageOf(ET type) {
+  switch (type) {
+    case ET::kF32: return TileStorage::kF32;
+    case ET::kBF16: return TileStorage::kBF16;
+    case ET::kF16: return TileStorage::kF16;
+    default: return std::nullopt;
+  }
+}
+
+// The step that rounds an f32 value to `type`'s grid; none for f32.
+std::optional<F32Op> RoundingTo(ET type) {
+  if (type == ET::kBF16) return F32Op::kRoundBF16;
+  if (type == ET::kF16) return F32Op::kRoundF16;
+  return std::nullopt;
+}
+
+// Ops whose result is one of their operands' values or an integer, so it
+// stays on a bf16/f16 operand's grid without rounding.
+bool KeepsTheGrid(F32Op op) {
+  switch (op) {
+    case F32Op::kMaximum: case F32Op::kMinimum: case F32Op::kNegate: case F32Op::kAbs:
+    case F32Op::kFloor: case F32Op::kCeil: case F32Op::kRoundNearestEven:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 std::optional<F32Plan> ExprProgram::LowerToF32() const {
-  for (ET t : output_types_)
-    if (t != ET::kF32) return std::nullopt;
+  F32Plan plan;
+  for (ET t : output_types_) {
+    std::optional<TileStorage> storage = TileStorageOf(t);
+    if (!storage) return std::nullopt;
+    plan.output_storage.push_back(*storage);
+  }
   const int count = static_cast<int>(nodes_.size());
-  // Copies and f32-to-f32 converts are the value they copy.
+  // Copies, converts that cannot change the value (to the same type, or
+  // widening to f32) are the value they copy.
   std::vector<int> root(count);
   for (int id = 0; id < count; ++id) {
     const ExprNode& nd = nodes_[id];
-    if (nd.type != ET::kF32) return std::nullopt;
+    if (!TileStorageOf(nd.type)) return std::nullopt;
+    const bool convert = nd.kind == NodeKind::kOp &&
+                         (nd.op == Opcode::kConvert || nd.op == Opcode::kStochasticConvert);
     const bool same = nd.kind == NodeKind::kAlias ||
-                      (nd.kind == NodeKind::kOp &&
-                       (nd.op == Opcode::kCopy ||
-                        ((nd.op == Opcode::kConvert || nd.op == Opcode::kStochasticConvert) &&
-                         nodes_[nd.a].type == ET::kF32)));
+                      (nd.kind == NodeKind::kOp && nd.op == Opcode::kCopy) ||
+                      (convert && (nodes_[nd.a].type == nd.type || nd.type == ET::kF32));
     root[id] = same ? root[nd.a] : id;
   }
 
-  // Leaves become streams and scalars; ops become steps, in order.
-  F32Plan plan;
+  // Leaves become streams and scalars; ops become steps, in order, each
+  // narrow result followed by its rounding step. A step's operands are
+  // values: >= 0 a step's result, < 0 the leaf node -(v + 1).
   std::vector<F32Operand> leaf(count);
-  std::vector<int> step_of(count, -1);  // node -> its step
-  std::vector<int> step_node;           // step -> its node
+  std::vector<int> value_of(count, 0);  // node -> its value
+  std::vector<std::array<int, 2>> step_args;
   std::vector<int> stream_of_input(inputs_.size(), -1);
+  auto add_step = [&](F32Op op, int a, int b) {
+    plan.steps.push_back(F32Step{op});
+    step_args.push_back({a, b});
+    return static_cast<int>(plan.steps.size()) - 1;
+  };
   for (int id = 0; id < count; ++id) {
     const ExprNode& nd = nodes_[id];
-    if (root[id] != id) continue;
+    if (root[id] != id) {
+      value_of[id] = value_of[root[id]];
+      continue;
+    }
     switch (nd.kind) {
       case NodeKind::kInput: {
         const ExprInput& in = inputs_[nd.input];
-        if (in.type != ET::kF32) return std::nullopt;
+        const std::optional<TileStorage> storage = TileStorageOf(in.type);
+        if (!storage) return std::nullopt;
         if (in.mode == InputMode::kFull || in.mode == InputMode::kMapped) {
           if (stream_of_input[nd.input] < 0) {
             int64_t period = 0, repeat = 1;
@@ -478,6 +527,7 @@ std::optional<F32Plan> ExprProgram::LowerToF32() const {
               return std::nullopt;
             stream_of_input[nd.input] = static_cast<int>(plan.stream_inputs.size());
             plan.stream_inputs.push_back(nd.input);
+            plan.stream_storage.push_back(*storage);
             plan.stream_periods.push_back(period);
             plan.stream_repeats.push_back(repeat);
           }
@@ -489,29 +539,41 @@ std::optional<F32Plan> ExprProgram::LowerToF32() const {
         } else {
           return std::nullopt;
         }
+        value_of[id] = -(id + 1);
         continue;
       }
-      case NodeKind::kConst:
+      case NodeKind::kConst: {
+        float v = static_cast<float>(nd.cf);
+        if (IsNarrowFloat(nd.type)) QuantizeF32(nd.type, &v, 1);
         leaf[id] = {F32Operand::kScalar, static_cast<int32_t>(plan.scalars.size())};
-        plan.scalars.push_back(static_cast<float>(nd.cf));
+        plan.scalars.push_back(v);
         plan.scalar_inputs.push_back(-1);
+        value_of[id] = -(id + 1);
         continue;
+      }
       case NodeKind::kIota:
       case NodeKind::kAlias:
         return std::nullopt;  // aliases were resolved above
       case NodeKind::kOp:
         break;
     }
+    if (nd.op == Opcode::kConvert) {
+      // Narrowing (f32 -> bf16, f16 <-> bf16): one rounding step. With
+      // stochastic rounding on, the interpreter runs these instead.
+      value_of[id] = add_step(*RoundingTo(nd.type), value_of[nd.a], 0);
+      plan.rounds_converts = true;
+      continue;
+    }
     std::optional<F32Op> op = F32OpOf(nd.op);
     if (!op || nd.c >= 0 || (nd.b >= 0) != IsF32Binary(*op)) return std::nullopt;
-    F32Step step;
-    step.op = *op;
-    step_of[id] = static_cast<int>(plan.steps.size());
-    step_node.push_back(id);
-    plan.steps.push_back(step);
+    int value = add_step(*op, value_of[nd.a], nd.b >= 0 ? value_of[nd.b] : 0);
+    if (std::optional<F32Op> round = RoundingTo(nd.type); round && !KeepsTheGrid(*op))
+      value = add_step(*round, value, 0);
+    value_of[id] = value;
   }
   if (plan.stream_inputs.size() > 64) return std::nullopt;
   const int steps = static_cast<int>(plan.steps.size());
+  auto arity = [&](int step) { return IsF32Binary(plan.steps[step].op) ? 2 : 1; };
 
   // A step's result stays in registers for the step right after it; it is
   // also stored to a slot when anything else reads it.
@@ -519,37 +581,31 @@ std::optional<F32Plan> ExprProgram::LowerToF32() const {
   std::vector<int> last_read(steps, -1);  // last step reading it from a slot
   std::vector<bool> spill(steps, false);
   auto note_read = [&](int value, int reader_step) {
-    const int producer = step_of[value];
-    if (producer < 0 || reader_step == producer + 1) return;
-    spill[producer] = true;
-    last_read[producer] = std::max(last_read[producer], reader_step);
+    if (value < 0 || reader_step == value + 1) return;
+    spill[value] = true;
+    last_read[value] = std::max(last_read[value], reader_step);
   };
-  for (int i = 0; i < steps; ++i) {
-    const ExprNode& nd = nodes_[step_node[i]];
-    for (int o : {nd.a, nd.b})
-      if (o >= 0) note_read(root[o], i);
-  }
+  for (int i = 0; i < steps; ++i)
+    for (int k = 0; k < arity(i); ++k) note_read(step_args[i][k], i);
   for (int o : outputs_) {
-    const int producer = step_of[root[o]];
+    const int producer = value_of[o];
     if (producer >= 0 && producer != steps - 1) {
       spill[producer] = true;
       last_read[producer] = kForever;
     }
   }
 
-  auto operand = [&](int node, int reader_step) -> F32Operand {
-    const int producer = step_of[node];
-    if (producer < 0) return leaf[node];
-    if (producer == reader_step - 1) return {F32Operand::kAcc, 0};
-    return {F32Operand::kSlot, plan.steps[producer].dst};
+  auto operand = [&](int value, int reader_step) -> F32Operand {
+    if (value < 0) return leaf[-value - 1];
+    if (value == reader_step - 1) return {F32Operand::kAcc, 0};
+    return {F32Operand::kSlot, plan.steps[value].dst};
   };
   std::vector<int> free_slots;
   std::vector<std::vector<int>> release_after(steps);  // slots free once a step ran
   for (int i = 0; i < steps; ++i) {
-    const ExprNode& nd = nodes_[step_node[i]];
     F32Step& step = plan.steps[i];
-    step.a = operand(root[nd.a], i);
-    if (nd.b >= 0) step.b = operand(root[nd.b], i);
+    step.a = operand(step_args[i][0], i);
+    if (arity(i) == 2) step.b = operand(step_args[i][1], i);
     // Slots read for the last time by the step before are free now: this
     // step's operands are still being read, so they keep theirs.
     if (i > 0)
@@ -564,13 +620,7 @@ std::optional<F32Plan> ExprProgram::LowerToF32() const {
     }
     if (last_read[i] < kForever) release_after[last_read[i]].push_back(step.dst);
   }
-  for (int o : outputs_) {
-    const int producer = step_of[root[o]];
-    plan.outputs.push_back(producer < 0              ? leaf[root[o]]
-                           : producer == steps - 1   ? F32Operand{F32Operand::kAcc, 0}
-                                                     : F32Operand{F32Operand::kSlot,
-                                                                  plan.steps[producer].dst});
-  }
+  for (int o : outputs_) plan.outputs.push_back(operand(value_of[o], steps));
   return plan;
 }
 

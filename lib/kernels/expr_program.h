@@ -47,12 +47,15 @@ struct ExprScratch {
   std::vector<uint8_t> bytes;  // kTile * 8 for bit reinterpretation
 };
 
-// An all-f32 program flattened for the f32 tile runner (f32_tiles.h).
+// A program on f32, bf16 and f16 values flattened for the f32 tile runner
+// (f32_tiles.h).
 struct F32Plan {
   std::vector<F32Step> steps;
   std::vector<F32Operand> outputs;
+  std::vector<TileStorage> output_storage;
   int32_t slot_count = 0;
   std::vector<int> stream_inputs;  // per stream: the program input it reads
+  std::vector<TileStorage> stream_storage;
   // Per stream: 0 for a whole array; for a broadcast, lane i reads element
   // (i / repeat) % period of its source.
   std::vector<int64_t> stream_periods, stream_repeats;
@@ -60,6 +63,8 @@ struct F32Plan {
   // for (the value is read from that input when a run starts), else -1.
   std::vector<float> scalars;
   std::vector<int> scalar_inputs;
+  // Some step is a narrowing convert, which stochastic rounding changes.
+  bool rounds_converts = false;
 };
 
 struct ExprRunContext {
@@ -102,8 +107,9 @@ class ExprProgram {
 
   ExprScratch MakeScratch() const;
 
-  // The program as f32 tile steps, when every value in it is f32, its
-  // inputs are whole arrays or splats, and every op is one the runner has.
+  // The program as f32 tile steps, when every value in it is f32, bf16 or
+  // f16, its inputs are whole arrays, splats or periodic broadcasts, and
+  // every op is one the runner has.
   std::optional<F32Plan> LowerToF32() const;
 
   // Evaluates n <= kTile lanes. in_tiles[i] holds input i's n lanes in its

@@ -1,5 +1,7 @@
 // The f32 fast path of the elementwise interpreter: a program whose every
-// value is f32 is flattened into steps, and a runner built for one
+// value is f32, bf16 or f16 is flattened into f32 steps (bf16/f16 values
+// rounded after each step that can leave their grid, as the interpreter
+// does; loaded and stored in their own format at the edges), and a runner built for one
 // instruction set evaluates whole ranges a block of lanes at a time. Each
 // step's result stays in vector registers for the step after it; only
 // values read later on go through a slot in L1, and constants live in
@@ -23,7 +25,11 @@ enum class F32Op : uint8_t {
   kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum,  // binary
   kNegate, kAbs, kSqrt, kRsqrt, kExp, kTanh, kLogistic, kLog,
   kFloor, kCeil, kRoundNearestEven,
+  kRoundBF16, kRoundF16,  // to the nearest bf16/f16 value, ties to even
 };
+
+// How an input stream or an output is stored; the steps see f32 lanes.
+enum class TileStorage : uint8_t { kF32, kBF16, kF16 };
 
 struct F32Operand {
   // kAcc: the previous step's result, in registers.
@@ -51,14 +57,17 @@ struct F32TileJob {
   // Per input stream: its first element, and how lanes map onto it. Lane
   // i (counted from first_lane) reads element (i / repeat) % period, or
   // element i when period is 0 (a whole array).
-  const float* const* streams = nullptr;
+  const void* const* streams = nullptr;
+  const TileStorage* stream_storage = nullptr;
   const int64_t* stream_periods = nullptr;
   const int64_t* stream_repeats = nullptr;
   int64_t first_lane = 0;
   const float* scalars = nullptr;         // scalar operand values
-  float* const* dsts = nullptr;           // per output, at first_lane
+  void* const* dsts = nullptr;            // per output, at first_lane
+  const TileStorage* output_storage = nullptr;
   int64_t count = 0;                      // lanes in the range
   // (slot_count + stream_count) * kF32TileLanes floats, 64-byte aligned.
+  // Narrow streams are widened into their tile there.
   float* scratch = nullptr;
   bool streaming_stores = false;  // non-temporal stores for big outputs
   uint8_t* nonfinite = nullptr;   // per output: set to 1 on a NaN/Inf

@@ -110,6 +110,18 @@ inline V Log(V x) {
   return _mm512_fmadd_ps(ef, Set(0.693359375f), y);
 }
 
+// The bf16 nearest to each lane (ties to even) in the low 16 bits of its
+// 32: element_convert.cc's rounding, NaN kept and made quiet. Integer
+// arithmetic rather than VCVTNEPS2BF16, which flushes subnormals.
+inline __m512i Bf16Bits(V x) {
+  const __m512i u = _mm512_castps_si512(x);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  const __m512i rounded =
+      _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+  const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+  return _mm512_mask_blend_epi32(IsNan(x), rounded, quiet);
+}
+
 // XLA's maximum/minimum: a NaN in either operand is the result (a's first).
 inline V Max(V a, V b) { return _mm512_mask_blend_ps(IsNan(a), _mm512_max_ps(a, b), a); }
 inline V Min(V a, V b) { return _mm512_mask_blend_ps(IsNan(a), _mm512_min_ps(a, b), a); }
@@ -153,6 +165,10 @@ inline void Apply(F32Op op, const Block& a, const Block& b, Block& acc) {
     case F32Op::kCeil: NEURON_EACH(_mm512_roundscale_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC));
     case F32Op::kRoundNearestEven:
       NEURON_EACH(_mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    case F32Op::kRoundBF16:
+      NEURON_EACH(_mm512_castsi512_ps(_mm512_slli_epi32(Bf16Bits(x), 16)));
+    case F32Op::kRoundF16:
+      NEURON_EACH(_mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
   }
 #undef NEURON_EACH
 }
@@ -160,14 +176,29 @@ inline void Apply(F32Op op, const Block& a, const Block& b, Block& acc) {
 // NaN (quiet or signalling) or an infinity.
 inline __mmask16 NonFinite(V v) { return _mm512_fpclass_ps_mask(v, 0x01 | 0x08 | 0x10 | 0x80); }
 
-// Writes n (<= kBlockLanes) lanes of an output; true when any is NaN/Inf.
-inline bool StoreBlock(const Block& v, float* dst, int64_t n, bool streaming) {
+// Writes n (<= kBlockLanes) lanes of an output in its storage format;
+// true when any is NaN/Inf.
+template <TileStorage kStorage>
+inline bool StoreBlock(const Block& v, void* out, int64_t n, bool streaming) {
+  constexpr bool kNarrow = kStorage != TileStorage::kF32;
   __mmask16 bad = 0;
+  auto narrow = [](V x) {
+    if constexpr (kStorage == TileStorage::kBF16) return _mm512_cvtepi32_epi16(Bf16Bits(x));
+    else return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  };
+  float* f = static_cast<float*>(out);
+  uint16_t* h = static_cast<uint16_t*>(out);
   if (n == kBlockLanes) {
     _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) {
       bad |= NonFinite(v.v[j]);
-      if (streaming) _mm512_stream_ps(dst + j * kLanes, v.v[j]);
-      else _mm512_storeu_ps(dst + j * kLanes, v.v[j]);
+      if constexpr (kNarrow) {
+        __m256i* d = reinterpret_cast<__m256i*>(h + j * kLanes);
+        if (streaming) _mm256_stream_si256(d, narrow(v.v[j]));
+        else _mm256_storeu_si256(d, narrow(v.v[j]));
+      } else {
+        if (streaming) _mm512_stream_ps(f + j * kLanes, v.v[j]);
+        else _mm512_storeu_ps(f + j * kLanes, v.v[j]);
+      }
     }
     return bad != 0;
   }
@@ -175,33 +206,57 @@ inline bool StoreBlock(const Block& v, float* dst, int64_t n, bool streaming) {
     const int64_t rest = n - j * kLanes;
     const __mmask16 m = rest >= kLanes ? 0xffff : static_cast<__mmask16>((1u << rest) - 1);
     bad |= NonFinite(v.v[j]) & m;
-    _mm512_mask_storeu_ps(dst + j * kLanes, m, v.v[j]);
+    if constexpr (kNarrow) _mm256_mask_storeu_epi16(h + j * kLanes, m, narrow(v.v[j]));
+    else _mm512_mask_storeu_ps(f + j * kLanes, m, v.v[j]);
   }
   return bad != 0;
 }
 
-// Where the n lanes of stream s starting at range lane t are: in the
-// source itself when they are contiguous there and a whole tile, else
-// written into `tile` (zeros past n, so nothing beyond a buffer is read).
-const float* TileOfStream(const F32TileJob& job, int s, int64_t t, int64_t n, float* tile) {
-  const float* base = job.streams[s];
+bool StoreOutput(TileStorage storage, const Block& v, void* out, int64_t n, bool streaming) {
+  switch (storage) {
+    case TileStorage::kBF16: return StoreBlock<TileStorage::kBF16>(v, out, n, streaming);
+    case TileStorage::kF16: return StoreBlock<TileStorage::kF16>(v, out, n, streaming);
+    case TileStorage::kF32: break;
+  }
+  return StoreBlock<TileStorage::kF32>(v, out, n, streaming);
+}
+
+int StorageBytes(TileStorage storage) { return storage == TileStorage::kF32 ? 4 : 2; }
+
+// Widens a tile of 16-bit lanes to f32 (bf16 exactly, f16 exactly).
+void WidenTile(TileStorage storage, const uint16_t* raw, float* tile) {
+  for (int j = 0; j < kVectors; ++j) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(raw + j * kLanes));
+    const V f = storage == TileStorage::kBF16
+                    ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
+                    : _mm512_cvtph_ps(h);
+    _mm512_store_ps(tile + j * kLanes, f);
+  }
+}
+
+// Copies the n elements of stream s for range lanes t.. into `tile`
+// (zeros past n, so nothing beyond a buffer is read), or returns where
+// they already lie contiguously as a whole tile.
+template <typename T>
+const T* GatherStream(const F32TileJob& job, int s, int64_t t, int64_t n, T* tile) {
+  const T* base = static_cast<const T*>(job.streams[s]);
   const int64_t lane = job.first_lane + t;
   const int64_t period = job.stream_periods[s], repeat = job.stream_repeats[s];
   if (period == 0) {
     if (n == kF32TileLanes) return base + lane;
-    __builtin_memset(tile, 0, kF32TileLanes * sizeof(float));
-    __builtin_memcpy(tile, base + lane, n * sizeof(float));
+    __builtin_memset(tile, 0, kF32TileLanes * sizeof(T));
+    __builtin_memcpy(tile, base + lane, n * sizeof(T));
     return tile;
   }
   int64_t index = (lane / repeat) % period;
   if (repeat == 1 && n == kF32TileLanes && index + n <= period) return base + index;
-  if (n < kF32TileLanes) __builtin_memset(tile + n, 0, (kF32TileLanes - n) * sizeof(float));
+  if (n < kF32TileLanes) __builtin_memset(tile + n, 0, (kF32TileLanes - n) * sizeof(T));
   // Runs of one element (repeat > 1) or contiguous pieces (repeat == 1).
   int64_t done = 0, used = lane % repeat;
   while (done < n) {
     if (repeat == 1) {
       const int64_t piece = period - index < n - done ? period - index : n - done;
-      __builtin_memcpy(tile + done, base + index, piece * sizeof(float));
+      __builtin_memcpy(tile + done, base + index, piece * sizeof(T));
       done += piece;
       index = 0;
       continue;
@@ -212,6 +267,16 @@ const float* TileOfStream(const F32TileJob& job, int s, int64_t t, int64_t n, fl
     used = 0;
     if (++index == period) index = 0;
   }
+  return tile;
+}
+
+// Where the f32 lanes of stream s for range lanes t.. are: in the source
+// itself for a whole contiguous f32 tile, else in `tile`.
+const float* TileOfStream(const F32TileJob& job, int s, int64_t t, int64_t n, float* tile) {
+  const TileStorage storage = job.stream_storage[s];
+  if (storage == TileStorage::kF32) return GatherStream<float>(job, s, t, n, tile);
+  alignas(64) uint16_t raw[kF32TileLanes];
+  WidenTile(storage, GatherStream<uint16_t>(job, s, t, n, raw), tile);
   return tile;
 }
 
@@ -232,9 +297,11 @@ void RunF32TilesAvx512(const F32TileJob& job) {
       if (t + off + kPrefetchLanes + kBlockLanes <= job.count) {
         for (int s = 0; s < job.stream_count; ++s) {
           if (job.stream_periods[s] != 0) continue;  // small and cached
-          const float* ahead = job.streams[s] + job.first_lane + t + off + kPrefetchLanes;
-          for (int j = 0; j < kBlock; ++j)
-            _mm_prefetch(reinterpret_cast<const char*>(ahead + j * kLanes), _MM_HINT_T0);
+          const int bytes = StorageBytes(job.stream_storage[s]);
+          const char* ahead = static_cast<const char*>(job.streams[s]) +
+                              (job.first_lane + t + off + kPrefetchLanes) * bytes;
+          for (int line = 0; line < kBlockLanes * bytes; line += 64)
+            _mm_prefetch(ahead + line, _MM_HINT_T0);
         }
       }
       Block acc;
@@ -267,7 +334,9 @@ void RunF32TilesAvx512(const F32TileJob& job) {
       for (int32_t j = 0; j < job.output_count; ++j) {
         Block v;
         fetch(job.outputs[j], v);
-        if (StoreBlock(v, job.dsts[j] + t + off, lanes, streaming)) job.nonfinite[j] = 1;
+        const TileStorage storage = job.output_storage[j];
+        void* dst = static_cast<char*>(job.dsts[j]) + (t + off) * StorageBytes(storage);
+        if (StoreOutput(storage, v, dst, lanes, streaming)) job.nonfinite[j] = 1;
       }
     }
   }

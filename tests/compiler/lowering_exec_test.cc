@@ -1,6 +1,7 @@
 // Lowerings checked by running them: the compiled module executes and its
 // results match a straightforward reference (send/recv as a permute,
-// complex acos, nextafter, GetRngSeed, cuDNN int8 and vectorized convolutions).
+// complex acos, nextafter, GetRngSeed, cuDNN int8 and vectorized
+// convolutions, bf16 chains with and without mixed-precision accumulation).
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -21,8 +22,8 @@ using testing::CompileText;
 using testing::CountOpcode;
 
 absl::StatusOr<std::vector<Tensor>> CompileAndRun(std::string_view text, const std::vector<Tensor>& inputs,
-                                                  const kernels::ExecOptions& exec = {}) {
-  CompileOptions options;
+                                                  const kernels::ExecOptions& exec = {},
+                                                  CompileOptions options = {}) {
   options.optlevel = 2;
   absl::StatusOr<CompileResult> r = CompileText(text, options, /*emit_neff=*/false);
   if (!r.ok()) return r.status();
@@ -317,6 +318,53 @@ ENTRY e {
                             {tx, tw, tb});
   ASSERT_TRUE(vect.ok()) << vect.status();
   EXPECT_EQ(std::memcmp((*vect)[0].data(), want.data(), want.size()), 0);
+}
+
+// bf16 rounded the way the interpreter rounds: nearest, ties to even.
+float RoundBf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u = (u + 0x7fff + ((u >> 16) & 1)) & 0xffff0000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+// (x + 1) * 3 - 3: with mixed-precision accumulation (the default) the
+// fused chain rounds once, at its end; without it, after every op, and the
+// low bits of a small x are lost at the first add.
+TEST(FusedPrecisionTest, Bf16ChainRoundsOnceWithMixedAccumulationAndPerOpWithout) {
+  constexpr char kChain[] = R"(HloModule chain
+ENTRY e {
+  x = bf16[6] parameter(0)
+  one = bf16[] constant(1)
+  three = bf16[] constant(3)
+  ob = bf16[6] broadcast(one), dimensions={}
+  tb = bf16[6] broadcast(three), dimensions={}
+  a = bf16[6] add(x, ob)
+  m = bf16[6] multiply(a, tb)
+  ROOT s = bf16[6] subtract(m, tb)
+})";
+  const std::vector<float> x = {0.00390625f, 0.01171875f, -0.0078125f, 0.3f, 5.5f, 100.0f};
+  Tensor in(hlo::ElementType::kBF16, {6});
+  kernels::StoreFromDomain(hlo::ElementType::kBF16, x.data(), 6, static_cast<uint8_t*>(in.data()));
+  std::vector<float> xs(6);  // x as bf16 holds it
+  kernels::LoadToDomain(hlo::ElementType::kBF16, static_cast<const uint8_t*>(in.data()), 6, xs.data());
+  for (bool mixed : {true, false}) {
+    CompileOptions options;
+    options.mixed_precision_accumulation = mixed;
+    absl::StatusOr<std::vector<Tensor>> out = CompileAndRun(kChain, {in}, {}, options);
+    ASSERT_TRUE(out.ok()) << out.status();
+    std::vector<float> got(6);
+    kernels::LoadToDomain(hlo::ElementType::kBF16, static_cast<const uint8_t*>((*out)[0].data()), 6, got.data());
+    for (int i = 0; i < 6; ++i) {
+      const float want = mixed ? RoundBf16((xs[i] + 1.0f) * 3.0f - 3.0f)
+                               : RoundBf16(RoundBf16(RoundBf16(xs[i] + 1.0f) * 3.0f) - 3.0f);
+      EXPECT_EQ(got[i], want) << "x=" << xs[i] << (mixed ? " (mixed)" : " (per op)");
+    }
+  }
+  // The first lane tells the two apart: 2^-8 survives only in f32.
+  EXPECT_NE(RoundBf16((xs[0] + 1.0f) * 3.0f - 3.0f),
+            RoundBf16(RoundBf16(RoundBf16(xs[0] + 1.0f) * 3.0f) - 3.0f));
 }
 
 }  // namespace

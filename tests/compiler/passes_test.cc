@@ -301,6 +301,65 @@ ENTRY e {
   EXPECT_EQ(m3->entry()->root()->opcode(), Opcode::kFusion);
 }
 
+TEST(FusedF32IntermediatesPassTest, NarrowChainsComputeInF32AndRoundAtTheEdge) {
+  auto m = ParseOrDie(R"(HloModule m
+ENTRY e {
+  x = bf16[64] parameter(0)
+  y = f16[64] parameter(1)
+  one = bf16[] constant(1)
+  ob = bf16[64] broadcast(one), dimensions={}
+  a = bf16[64] add(x, ob)
+  t = bf16[64] tanh(a)
+  s = bf16[64] subtract(t, ob)
+  p = pred[64] compare(s, x), direction=GT
+  m = bf16[64] select(p, s, x)
+  h = f16[64] multiply(y, y)
+  hc = bf16[64] convert(h)
+  ROOT r = bf16[64] add(m, hc)
+})");
+  auto fusion = MakeElementwiseFusionPass({});
+  ASSERT_TRUE(RunPass(*fusion, m));
+  auto pass = MakeFusedF32IntermediatesPass();
+  EXPECT_TRUE(RunPass(*pass, m));
+  const hlo::Computation* body = nullptr;
+  for (const hlo::Computation* c : m->computations())
+    if (c->is_fusion_computation()) body = c;
+  ASSERT_NE(body, nullptr);
+  // Every op computes on f32; converts to bf16/f16 only where a value is
+  // rounded: the root, and h before its explicit convert (a user's
+  // convert stays: it is a rounding the program asked for).
+  int narrow_rounds = 0;
+  for (const hlo::Instruction* inst : body->instructions()) {
+    switch (inst->opcode()) {
+      case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply: case Opcode::kTanh:
+      case Opcode::kSelect:
+        EXPECT_EQ(inst->shape().type, hlo::ElementType::kF32) << inst->name();
+        break;
+      case Opcode::kCompare:
+        EXPECT_EQ(inst->operand(0)->shape().type, hlo::ElementType::kF32) << inst->name();
+        break;
+      case Opcode::kConvert:
+        narrow_rounds += inst->operand(0)->shape().type == hlo::ElementType::kF32 &&
+                         inst->shape().type != hlo::ElementType::kF32;
+        break;
+      default:
+        break;
+    }
+  }
+  EXPECT_EQ(body->root()->opcode(), Opcode::kConvert);
+  EXPECT_EQ(body->root()->shape().type, hlo::ElementType::kBF16);
+  EXPECT_EQ(narrow_rounds, 2);
+  // f32 programs have nothing to widen.
+  auto f32 = ParseOrDie(R"(HloModule f
+ENTRY e {
+  x = f32[64] parameter(0)
+  a = f32[64] add(x, x)
+  ROOT t = f32[64] tanh(a)
+})");
+  ASSERT_TRUE(RunPass(*fusion, f32));
+  EXPECT_FALSE(RunPass(*pass, f32));
+}
+
 TEST(AutocastPassTest, MatmultCastsDotOperandsKeepingF32Result) {
   auto m = ParseOrDie(testing::kMlp);
   auto pass = MakeAutocastPass(AutoCast::kMatmult, AutoCastType::kBf16, true);

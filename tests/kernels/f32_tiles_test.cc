@@ -46,7 +46,9 @@ struct Result {
 };
 
 // Compiles the entry computation of `text` and runs it over `inputs` (one
-// vector per parameter; a 1-element vector for a scalar parameter).
+// vector per parameter; a 1-element vector for a scalar parameter), each
+// stored in its parameter's type; outputs come back widened to f32 (exact
+// for the bf16/f16 outputs the runner writes).
 Result RunProgram(const std::string& text, const std::vector<std::vector<float>>& inputs,
            bool fast, int64_t n, bool* used_fast = nullptr) {
   auto module = hlo::LoadModule(text, "f32_tiles_test");
@@ -55,18 +57,25 @@ Result RunProgram(const std::string& text, const std::vector<std::vector<float>>
   EXPECT_TRUE(program.ok()) << program.status();
   ElementwiseKernel kernel(std::move(*program), fast);
   if (used_fast != nullptr) *used_fast = kernel.uses_f32_tiles();
+  const auto& parameters = (*module)->entry()->parameters();
+  std::vector<std::vector<uint8_t>> in_bytes;
   std::vector<Buf> in_bufs;
-  for (const auto& v : inputs) {
-    Buf b = Buf::Of(ET::kF32, {static_cast<int64_t>(v.size())});
-    b.data = reinterpret_cast<uint8_t*>(const_cast<float*>(v.data()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ET type = parameters[i]->shape().type;
+    const int64_t count = static_cast<int64_t>(inputs[i].size());
+    in_bytes.emplace_back(count * hlo::StorageBytes(type));
+    StoreFromDomain(type, inputs[i].data(), count, in_bytes.back().data());
+    Buf b = Buf::Of(type, {count});
+    b.data = in_bytes.back().data();
     in_bufs.push_back(b);
   }
-  Result r;
-  r.outputs.assign(kernel.program().output_types().size(), std::vector<float>(n, -7.0f));
+  const auto& out_types = kernel.program().output_types();
+  std::vector<std::vector<uint8_t>> out_bytes;
   std::vector<Buf> out_bufs;
-  for (auto& o : r.outputs) {
-    Buf b = Buf::Of(ET::kF32, {n});
-    b.data = reinterpret_cast<uint8_t*>(o.data());
+  for (ET type : out_types) {
+    out_bytes.emplace_back(n * hlo::StorageBytes(type), 0xa5);
+    Buf b = Buf::Of(type, {n});
+    b.data = out_bytes.back().data();
     out_bufs.push_back(b);
   }
   std::vector<const Buf*> params;
@@ -74,7 +83,12 @@ Result RunProgram(const std::string& text, const std::vector<std::vector<float>>
   std::vector<Buf*> outs;
   for (Buf& b : out_bufs) outs.push_back(&b);
   kernel.Run(params, outs, ExprRunContext{}, /*threads=*/2);
-  for (const Buf& b : out_bufs) r.nonfinite.push_back(b.nonfinite);
+  Result r;
+  for (size_t j = 0; j < out_bufs.size(); ++j) {
+    r.outputs.emplace_back(n);
+    LoadToDomain(out_types[j], out_bytes[j].data(), n, r.outputs.back().data());
+    r.nonfinite.push_back(out_bufs[j].nonfinite);
+  }
   return r;
 }
 
@@ -260,13 +274,89 @@ TEST_F(F32TilesTest, ReportsNonFiniteOnlyWhenPresent) {
   EXPECT_TRUE(std::isnan(bad.outputs[0][n - 1]));
 }
 
+// bf16 and f16 programs: narrow inputs widened on load (whole arrays,
+// broadcasts, splats), every narrow op rounded as the interpreter rounds
+// it, narrowing and widening converts, narrow outputs; bit for bit.
+TEST_F(F32TilesTest, NarrowProgramsMatchTheInterpreterBitForBit) {
+  const std::string text = R"(HloModule narrow
+ENTRY e {
+  x = T[N] parameter(0)
+  y = T[N] parameter(1)
+  s = T[] parameter(2)
+  w = f32[N] parameter(3)
+  sb = T[N] broadcast(s), dimensions={}
+  c = T[] constant(0.3)
+  cb = T[N] broadcast(c), dimensions={}
+  a = T[N] multiply(x, sb)
+  b = T[N] add(a, y)
+  d = T[N] divide(b, cb)
+  m = T[N] maximum(d, x)
+  q = T[N] sqrt(m)
+  wn = T[N] convert(w)
+  f = f32[N] convert(q)
+  g = f32[N] multiply(f, w)
+  other = O[N] convert(g)
+  h = T[N] subtract(wn, m)
+  ROOT out = (T[N], f32[N], O[N], T[N]) tuple(h, g, other, x)
+})";
+  for (const auto& [type, other] : {std::pair{"bf16", "f16"}, std::pair{"f16", "bf16"}}) {
+    const std::string typed = absl::StrReplaceAll(text, {{"T[", std::string(type) + "["},
+                                                         {"O[", std::string(other) + "["}});
+    for (int64_t n : kLengths) {
+      std::vector<std::vector<float>> in = {Awkward(n, 11), Awkward(n, 12), {1.75f}, Awkward(n, 13)};
+      bool fast = false;
+      Result f = RunProgram(WithLength(typed, n), in, true, n, &fast);
+      ASSERT_TRUE(fast) << type;
+      Result g = RunProgram(WithLength(typed, n), in, false, n);
+      for (int k = 0; k < 4; ++k) {
+        ExpectSame(f.outputs[k], g.outputs[k], in[0],
+                   std::string(type) + " output " + std::to_string(k) + " n=" + std::to_string(n), 0);
+        EXPECT_EQ(f.nonfinite[k], g.nonfinite[k]) << type << " output " << k << " n=" << n;
+      }
+    }
+  }
+}
+
+// Rounding to bf16 at every representable tie and around the subnormal
+// and overflow edges: the runner's integer rounding against the
+// interpreter's, over all 2^16 bf16 values with each low half that matters.
+TEST_F(F32TilesTest, Bf16RoundingAgreesOnTiesSubnormalsAndOverflow) {
+  std::vector<float> x;
+  for (uint32_t hi = 0; hi < 0x10000; ++hi)
+    for (uint32_t lo : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu})
+      x.push_back(std::bit_cast<float>((hi << 16) | lo));
+  const int64_t n = static_cast<int64_t>(x.size());
+  const std::string text = "HloModule r\nENTRY e {\n  x = f32[N] parameter(0)\n"
+                           "  ROOT r = bf16[N] convert(x)\n}\n";
+  bool fast = false;
+  Result f = RunProgram(WithLength(text, n), {x}, true, n, &fast);
+  ASSERT_TRUE(fast);
+  Result g = RunProgram(WithLength(text, n), {x}, false, n);
+  ExpectSame(f.outputs[0], g.outputs[0], x, "f32 -> bf16", 0);
+  EXPECT_EQ(f.nonfinite[0], g.nonfinite[0]);
+}
+
+// A bf16 bias broadcast along the last dim, as a periodic narrow stream.
+TEST_F(F32TilesTest, NarrowBroadcastStreamsMatchTheInterpretersGather) {
+  const std::string text = "HloModule m\nENTRY e {\n  x = bf16[7,300] parameter(0)\n"
+                           "  b = bf16[300] parameter(1)\n"
+                           "  bb = bf16[7,300] broadcast(b), dimensions={1}\n"
+                           "  ROOT r = bf16[7,300] add(x, bb)\n}\n";
+  std::vector<std::vector<float>> in = {Awkward(2100, 14), Awkward(300, 15)};
+  bool fast = false;
+  Result f = RunProgram(text, in, true, 2100, &fast);
+  ASSERT_TRUE(fast);
+  Result g = RunProgram(text, in, false, 2100);
+  ExpectSame(f.outputs[0], g.outputs[0], in[0], "bf16 bias", 0);
+}
+
 TEST_F(F32TilesTest, ProgramsOutsideItsReachKeepTheInterpreter) {
-  const std::string narrow = "HloModule n\nENTRY e {\n  x = bf16[64] parameter(0)\n  ROOT r = bf16[64] tanh(x)\n}\n";
+  const std::string fp8 = "HloModule n\nENTRY e {\n  x = f8e4m3fn[64] parameter(0)\n  ROOT r = f8e4m3fn[64] tanh(x)\n}\n";
   const std::string select =
       "HloModule s\nENTRY e {\n  x = f32[64] parameter(0)\n  z = f32[] constant(0)\n"
       "  zb = f32[64] broadcast(z), dimensions={}\n  p = pred[64] compare(x, zb), direction=GT\n"
       "  ROOT r = f32[64] select(p, x, zb)\n}\n";
-  for (const std::string& text : {narrow, select}) {
+  for (const std::string& text : {fp8, select}) {
     auto module = hlo::LoadModule(text, "f32_tiles_test");
     ASSERT_TRUE(module.ok()) << module.status();
     auto program = ExprProgram::Compile(*(*module)->entry(), false);

@@ -23,6 +23,7 @@ struct FusionConfig {
   const char* name = "elementwise-fusion";
 };
 std::unique_ptr<Pass> MakeElementwiseFusionPass(FusionConfig config);
+std::unique_ptr<Pass> MakeFusedF32IntermediatesPass();     // "fused-f32-intermediates"
 
 std::unique_ptr<Pass> MakeAutocastPass(AutoCast mode, AutoCastType type, bool mixed_accumulation);  // "autocast"
 std::unique_ptr<Pass> MakeSaturateConvertsPass();          // "saturate-converts"
