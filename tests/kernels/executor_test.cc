@@ -2,6 +2,7 @@
 // input validation, unsupported operators, repeated executions.
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -122,6 +123,26 @@ ENTRY e {
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(stats.has_nonfinite);
   EXPECT_TRUE(stats.first_nonfinite_instruction.empty());
+}
+
+// An output too big for one thread's scan (a transpose does not track
+// non-finite values itself): a NaN in either half, or none, is told apart.
+TEST(ExecutorTest, NonFiniteAnywhereInALargeOutputIsSeen) {
+  const char* text = R"(HloModule big
+ENTRY e {
+  a = f32[1280,1024] parameter(0)
+  ROOT t = f32[1024,1280] transpose(a), dimensions={1,0}
+})";
+  const int64_t n = 1280 * 1024;
+  for (int64_t bad : {int64_t{-1}, int64_t{3}, n / 2 + 7, n - 1}) {
+    std::vector<double> values(n, 0.5);
+    if (bad >= 0) values[bad] = std::numeric_limits<double>::infinity();
+    std::vector<Tensor> in = {MakeTensor(ET::kF32, {1280, 1024}, values)};
+    RunStats stats;
+    auto r = RunText(text, in, ExecOptions{}, &stats);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(stats.has_nonfinite, bad >= 0) << "non-finite at " << bad;
+  }
 }
 
 TEST(ExecutorTest, RejectsWrongInputs) {
