@@ -314,7 +314,17 @@ ENTRY e {
   x = f32[8] parameter(0)
   n = s64[] parameter(1)
   ROOT d = f32[<=8] set-dimension-size(x, n), dimensions={0}
-})", "set-dimension-size needs an operand, an s32[] size");
+})", "set-dimension-size needs an operand of its result's shape, an s32[] size");
+  ExpectRefused(R"(HloModule g
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT g = f32[] get-dimension-size(x), dimensions={0}
+})", "get-dimension-size needs one dimension of an array operand and an s32[] result");
+  ExpectRefused(R"(HloModule r
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT r = f32[<=8] dynamic-reshape(x)
+})", "dynamic-reshape needs an array of its result's type and one s32[] size operand");
 }
 
 }  // namespace

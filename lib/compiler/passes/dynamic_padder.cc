@@ -199,8 +199,10 @@ class DynamicPadder {
   absl::Status SetDimensionSize(Instruction* inst) {
     const Shape& s = inst->shape();
     const int64_t d = inst->attrs().dimensions.empty() ? -1 : inst->attrs().dimensions[0];
-    if (d < 0 || d >= s.rank() || inst->operand_count() != 2 || !IsS32Scalar(inst->operand(1))) {
-      return Refuse(inst, "set-dimension-size needs an operand, an s32[] size and one dimension of the operand");
+    if (d < 0 || d >= s.rank() || inst->operand_count() != 2 || !IsS32Scalar(inst->operand(1)) ||
+        !s.IsArray() || !inst->operand(0)->shape().Compatible(s)) {
+      return Refuse(inst, "set-dimension-size needs an operand of its result's shape, an s32[] size and one "
+                          "dimension of the operand");
     }
     DimSizes sizes = SizesOf(inst->operand(0)) ? *SizesOf(inst->operand(0)) : DimSizes(s.rank(), nullptr);
     Instruction* n = inst->operand(1);
@@ -213,7 +215,9 @@ class DynamicPadder {
   absl::Status GetDimensionSize(Instruction* inst) {
     const Instruction* x = inst->operand(0);
     const int64_t d = inst->attrs().dimensions.empty() ? -1 : inst->attrs().dimensions[0];
-    if (d < 0 || d >= x->shape().rank()) return Refuse(inst, "get-dimension-size needs one dimension of its operand");
+    if (d < 0 || d >= x->shape().rank() || !x->shape().IsArray() || !IsS32Scalar(inst)) {
+      return Refuse(inst, "get-dimension-size needs one dimension of an array operand and an s32[] result");
+    }
     inst->ReplaceAllUsesWith(SizeOrBound(SizesOf(x), x->shape(), d));
     return absl::OkStatus();
   }
@@ -222,9 +226,11 @@ class DynamicPadder {
     Instruction* x = inst->operand(0);
     const Shape& in = x->shape();
     const Shape& out = inst->shape();
-    if (inst->operand_count() != static_cast<size_t>(out.rank()) + 1 ||
+    if (!in.IsArray() || !out.IsArray() || in.type != out.type ||
+        inst->operand_count() != static_cast<size_t>(out.rank()) + 1 ||
         !std::all_of(inst->operands().begin() + 1, inst->operands().end(), IsS32Scalar)) {
-      return Refuse(inst, "dynamic-reshape needs one s32[] size operand per dimension of its result");
+      return Refuse(inst, "dynamic-reshape needs an array of its result's type and one s32[] size operand per "
+                          "dimension of the result");
     }
     const int64_t n_in = in.ElementCount().value_or(-1);
     const int64_t n_out = out.ElementCount().value_or(-1);
