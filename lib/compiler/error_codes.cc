@@ -50,10 +50,12 @@ constexpr ErrorCode kCodes[] = {
     {kErrDynamicShape, "dynamic shape not supported here",
      "Bounded dynamic dimensions (`<=N`) compile: arrays are kept at their bound with the runtime size "
      "beside them (set-dimension-size, get-dimension-size, dynamic-reshape; elementwise ops, broadcast, "
-     "transpose, reshapes that keep the dimension whole, reduce and dot carry or mask the size). "
-     "Refused, by name: any other operator reading a dynamic dimension (slice, concatenate, gather, sort, "
-     "convolution, while...: it would read the padding past the runtime size), a reshape that splits or "
-     "merges a dynamic dimension, a tuple of dynamic arrays other than the entry result, a variadic "
+     "transpose, reshapes that keep the dimension whole, reduce and dot carry or mask the size, and so "
+     "do slice, concatenate and reverse where they leave the dynamic dimension alone). "
+     "Refused, by name: any other operator reading a dynamic dimension (gather, sort, pad, convolution, "
+     "while...: it would read the padding past the runtime size), a slice of a dynamic dimension not "
+     "starting at 0 with stride 1, concatenate along or reverse of a dynamic dimension, a reshape that "
+     "splits or merges a dynamic dimension, a tuple of dynamic arrays other than the entry result, a variadic "
      "reduce keeping a dynamic dimension, an entry parameter with a dynamic dimension (the runtime "
      "passes fixed-shape arrays and no size), dynamic shapes inside called computations, and unbounded "
      "`?` dimensions (no bound to allocate). The real compiler's NCC_EMOD025.",

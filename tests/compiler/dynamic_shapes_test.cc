@@ -228,6 +228,46 @@ ENTRY e {
   }
 }
 
+TEST(DynamicShapesTest, SliceConcatenateAndReverseLeaveTheDynamicDimensionAlone) {
+  constexpr char kText[] = R"(HloModule s
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+ENTRY e {
+  x = s32[3,6] parameter(0)
+  n = s32[] parameter(1)
+  d = s32[3,<=6] set-dimension-size(x, n), dimensions={1}
+  head = s32[3,<=4] slice(d), slice={[0:3], [0:4]}
+  rows = s32[2,<=4] slice(head), slice={[1:3], [0:4]}
+  both = s32[5,<=4] concatenate(head, rows), dimensions={0}
+  flip = s32[5,<=4] reverse(both), dimensions={0}
+  zero = s32[] constant(0)
+  sums = s32[5] reduce(flip, zero), dimensions={1}, to_apply=add
+  size = s32[] get-dimension-size(flip), dimensions={1}
+  ROOT r = (s32[5], s32[], s32[5,<=4]) tuple(sums, size, flip)
+})";
+  Tensor x = Filled(ElementType::kS32, {3, 6}, Iota(18, 1));
+  for (int n : {0, 2, 4, 6}) {
+    auto out = CompileAndRun(kText, {x, S32Scalar(n)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const int size = std::min(n, 4);
+    // Rows of `both`: x's rows 0, 1, 2, 1, 2; `flip` takes them last first.
+    const int source_rows[5] = {2, 1, 2, 1, 0};
+    EXPECT_EQ(*(*out)[1].as<int32_t>(), size) << n;
+    for (int i = 0; i < 5; ++i) {
+      int32_t sum = 0;
+      for (int j = 0; j < 4; ++j) {
+        const int32_t v = j < size ? x.as<int32_t>()[source_rows[i] * 6 + j] : 0;
+        sum += v;
+        EXPECT_EQ((*out)[2].as<int32_t>()[i * 4 + j], v) << n << " " << i << "," << j;
+      }
+      EXPECT_EQ((*out)[0].as<int32_t>()[i], sum) << n << " row " << i;
+    }
+  }
+}
+
 TEST(DynamicShapesTest, DotContractsOverTheRuntimeSizeOnly) {
   constexpr char kText[] = R"(HloModule d
 ENTRY e {
@@ -280,8 +320,34 @@ ENTRY e {
   x = f32[8] parameter(0)
   n = s32[] parameter(1)
   d = f32[<=8] set-dimension-size(x, n), dimensions={0}
+  ROOT s = f32[<=8] sort(d), dimensions={0}, to_apply=lt
+}
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+})", "operator 'sort' reads the dynamic dimension of d");
+  ExpectRefused(R"(HloModule s
+ENTRY e {
+  x = f32[8] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=8] set-dimension-size(x, n), dimensions={0}
   ROOT s = f32[4] slice(d), slice={[4:8]}
-})", "operator 'slice' reads the dynamic dimension of d");
+})", "slice of dynamic dimension 0 of d must start at 0 with stride 1");
+  ExpectRefused(R"(HloModule c
+ENTRY e {
+  x = f32[8] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=8] set-dimension-size(x, n), dimensions={0}
+  ROOT c = f32[16] concatenate(d, x), dimensions={0}
+})", "concatenate along dynamic dimension 0 of d");
+  ExpectRefused(R"(HloModule v
+ENTRY e {
+  x = f32[8] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=8] set-dimension-size(x, n), dimensions={0}
+  ROOT v = f32[<=8] reverse(d), dimensions={0}
+})", "reverse of dynamic dimension 0 of d");
   ExpectRefused(R"(HloModule m
 ENTRY e {
   x = f32[2,4] parameter(0)

@@ -16,7 +16,9 @@
 //   - dot contracting a dynamic dimension: padding of both operands set to
 //     zero (garbage could be inf or NaN, which 0 * x would not hide);
 //   - elementwise ops, broadcast, transpose and a reshape that keeps the
-//     dynamic dimension whole only carry the sizes along;
+//     dynamic dimension whole only carry the sizes along, as do slice,
+//     concatenate and reverse where they leave the dynamic dimension alone
+//     (a slice from 0 with stride 1 shortens it: min(size, limit));
 //   - the entry result: padding zeroed, the array returned at its bound
 //     (the runtime's results have fixed shapes; see neuron-compile(1)).
 // Any other operator reading a dynamic dimension, a dynamic entry
@@ -188,6 +190,9 @@ class DynamicPadder {
       case Opcode::kTranspose: return Transpose(inst);
       case Opcode::kReshape: return Reshape(inst);
       case Opcode::kReduce: return Reduce(inst);
+      case Opcode::kSlice: return Slice(inst);
+      case Opcode::kConcatenate: return Concatenate(inst);
+      case Opcode::kReverse: return Reverse(inst);
       case Opcode::kDot: return Dot(inst);
       case Opcode::kTuple:
         if (inst == c_->root()) return absl::OkStatus();  // MaskRoot masks each element
@@ -362,6 +367,61 @@ class DynamicPadder {
       }
     }
     SetSizes(inst, std::move(sizes));
+    return absl::OkStatus();
+  }
+
+  // A slice from 0 with stride 1 along a dynamic dimension keeps the valid
+  // prefix: size min(size, limit). Any other start or stride would mix
+  // padding in.
+  absl::Status Slice(Instruction* inst) {
+    DimSizes sizes = *SizesOf(inst->operand(0));
+    const std::vector<hlo::SliceDim>& slice = inst->attrs().slice;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (!sizes[d]) continue;
+      if (d >= slice.size() || slice[d].start != 0 || slice[d].stride != 1) {
+        return Refuse(inst, absl::StrFormat("slice of dynamic dimension %d of %s must start at 0 with stride 1 "
+                                            "(elsewhere it would take padding for values)",
+                                            d, inst->operand(0)->name()));
+      }
+      if (slice[d].limit < inst->operand(0)->shape().dims[d]) {
+        sizes[d] = Arith(Opcode::kMinimum, sizes[d], S32(slice[d].limit));
+      }
+    }
+    SetSizes(inst, std::move(sizes));
+    return absl::OkStatus();
+  }
+
+  // Joined along a static dimension, the arrays keep their dynamic ones.
+  absl::Status Concatenate(Instruction* inst) {
+    const int64_t along = inst->attrs().dimensions.empty() ? -1 : inst->attrs().dimensions[0];
+    DimSizes sizes(inst->shape().rank(), nullptr);
+    for (const Instruction* o : inst->operands()) {
+      const DimSizes* s = SizesOf(o);
+      if (!s) continue;
+      if (along >= 0 && along < static_cast<int64_t>(s->size()) && (*s)[along]) {
+        return Refuse(inst, absl::StrFormat("concatenate along dynamic dimension %d of %s would leave padding "
+                                            "between the pieces",
+                                            along, o->name()));
+      }
+      for (size_t d = 0; d < sizes.size() && d < s->size(); ++d) {
+        if (!sizes[d]) sizes[d] = (*s)[d];
+      }
+    }
+    SetSizes(inst, std::move(sizes));
+    return absl::OkStatus();
+  }
+
+  // Reversing a dynamic dimension would bring its padding to the front.
+  absl::Status Reverse(Instruction* inst) {
+    const DimSizes& sizes = *SizesOf(inst->operand(0));
+    for (int64_t d : inst->attrs().dimensions) {
+      if (d >= 0 && d < static_cast<int64_t>(sizes.size()) && sizes[d]) {
+        return Refuse(inst, absl::StrFormat("reverse of dynamic dimension %d of %s would bring the padding to "
+                                            "the front",
+                                            d, inst->operand(0)->name()));
+      }
+    }
+    SetSizes(inst, sizes);
     return absl::OkStatus();
   }
 
