@@ -364,7 +364,13 @@ ENTRY e {
   x = f32[8] parameter(0)
   n = s32[] parameter(1)
   ROOT d = f32[?] set-dimension-size(x, n), dimensions={0}
-})", "unbounded dynamic shape f32[?]");
+})", "dynamic shape f32[?] has no usable bound");
+  ExpectRefused(R"(HloModule b
+ENTRY e {
+  x = pred[3000000000] parameter(0)
+  n = s32[] parameter(1)
+  ROOT d = pred[<=3000000000] set-dimension-size(x, n), dimensions={0}
+})", "dynamic shape pred[<=3000000000] has no usable bound");
   ExpectRefused(R"(HloModule c
 body {
   x = f32[8] parameter(0)

@@ -58,10 +58,14 @@ void ClearDynamicDims(Shape& s) {
   for (Shape& e : s.tuple) ClearDynamicDims(e);
 }
 
-// An unbounded dimension ('?') has no bound to allocate.
-bool HasUnboundedDims(const Shape& s) {
-  if (s.IsTuple()) return std::any_of(s.tuple.begin(), s.tuple.end(), HasUnboundedDims);
-  return std::any_of(s.dims.begin(), s.dims.end(), [](int64_t d) { return d < 0; });
+// An unbounded dimension ('?') has no bound to allocate, and sizes are
+// s32: a bound past 2^31-1 could not be compared with one.
+bool HasUnusableBound(const Shape& s) {
+  if (s.IsTuple()) return std::any_of(s.tuple.begin(), s.tuple.end(), HasUnusableBound);
+  for (size_t d = 0; d < s.dims.size(); ++d) {
+    if (s.IsDynamicDim(d) && (s.dims[d] < 0 || s.dims[d] > INT32_MAX)) return true;
+  }
+  return false;
 }
 
 bool IsS32Scalar(const Instruction* inst) {
@@ -509,9 +513,10 @@ class DynamicPadderPass : public Pass {
     for (const hlo::Computation* c : module.computations()) {
       for (const Instruction* inst : c->instructions()) {
         if (!UsesDynamicShapes(*inst)) continue;
-        if (HasUnboundedDims(inst->shape())) {
+        if (HasUnusableBound(inst->shape())) {
           return CompileError(kErrDynamicShape,
-                              absl::StrFormat("unbounded dynamic shape %s: a '?' dimension has no bound to pad to",
+                              absl::StrFormat("dynamic shape %s has no usable bound: a '?' dimension has none to "
+                                              "pad to, and sizes are s32 (bounds up to 2^31-1)",
                                               inst->shape().ToString(false)),
                               inst);
         }
