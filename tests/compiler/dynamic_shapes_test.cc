@@ -118,6 +118,24 @@ TEST(DynamicShapesTest, SeveralDynamicDimensionsReshapedToOne) {
   }
 }
 
+TEST(DynamicShapesTest, PositionsWithNoSourceAreZero) {
+  // More valid positions than valid elements (XLA leaves it undefined):
+  // the ones past the elements are zero, like the padding.
+  constexpr char kText[] = R"(HloModule z
+ENTRY e {
+  x = s32[4,4] parameter(0)
+  n = s32[] parameter(1)
+  d = s32[<=4,4] set-dimension-size(x, n), dimensions={0}
+  ROOT r = s32[16] dynamic-reshape(d, n)
+})";
+  Tensor x = Filled(ElementType::kS32, {4, 4}, Iota(16, 1));
+  for (int n : {0, 1, 3, 4}) {
+    auto out = CompileAndRun(kText, {x, S32Scalar(n)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(Values((*out)[0]), Relayout(Values(x), {4, 4}, {n, 4}, {16}, {16})) << n;
+  }
+}
+
 TEST(DynamicShapesTest, StaticOperandReshapedToADynamicResult) {
   NEURON_REQUIRE_SHARED();
   const std::string text = ReadCorpus("xla__hlo_translate_hlo_to_mhlo_tests_import_dynamic_reshape__part1.hlo");

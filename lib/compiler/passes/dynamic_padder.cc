@@ -10,7 +10,8 @@
 //   - dynamic-reshape(x, sizes...): the valid elements of x, in row-major
 //     order, placed at the valid positions of the result (a gather from
 //     indices computed with iota and integer arithmetic: linear in the
-//     element count, and exact for every element type);
+//     element count, and exact for every element type); positions with no
+//     source are zero;
 //   - reduce over a dynamic dimension: padding set to the reduce's init
 //     value (select with an iota < size mask), as XLA's padder does;
 //   - dot contracting a dynamic dimension: padding of both operands set to
@@ -309,7 +310,13 @@ class DynamicPadder {
     gd.index_vector_dim = 1;
     g->attrs().gather = gd;
     g->attrs().gather_slice_sizes = {1};
-    return Add(Opcode::kReshape, Shape::Array(in.type, dims), {g});
+    Instruction* moved = Add(Opcode::kReshape, Shape::Array(in.type, dims), {g});
+    // Positions with no source (padding, or past x's valid count when the
+    // sizes disagree, which XLA leaves undefined) are zero, not a wrapped
+    // copy of some element.
+    Instruction* valid = Compare(rank, Splat(inner, dims), hlo::ComparisonDirection::kLt);
+    if (Instruction* in_bounds = ValidMask(dims, out_sizes, {})) valid = Arith(Opcode::kAnd, valid, in_bounds);
+    return Add(Opcode::kSelect, moved->shape(), {valid, moved, Splat(Zero(in.type), dims)});
   }
 
   absl::Status Elementwise(Instruction* inst) {
