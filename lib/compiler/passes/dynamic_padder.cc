@@ -256,7 +256,10 @@ class DynamicPadder {
     const DimSizes* in_sizes = SizesOf(x);
     Shape static_out = Shape::Array(out.type, out.dims);
     Instruction* result = nullptr;
-    if (!in_sizes && std::none_of(out_sizes.begin(), out_sizes.end(), [](Instruction* s) { return s != nullptr; })) {
+    if (n_in == 0 || n_out == 0) {
+      result = Splat(Zero(out.type), out.dims);  // nothing to move (and no element to gather from)
+    } else if (!in_sizes && n_in == n_out &&
+               std::none_of(out_sizes.begin(), out_sizes.end(), [](Instruction* s) { return s != nullptr; })) {
       result = Add(Opcode::kReshape, static_out, {x});
     } else {
       result = Relayout(x, in_sizes, out.dims, out_sizes);
