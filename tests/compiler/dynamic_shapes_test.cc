@@ -136,6 +136,25 @@ ENTRY e {
   }
 }
 
+TEST(DynamicShapesTest, EmptyOperandsAndResultsRun) {
+  auto from_empty = CompileAndRun(R"(HloModule k
+ENTRY e {
+  x = f32[0,3] parameter(0)
+  n = s32[] parameter(1)
+  ROOT r = f32[<=4] dynamic-reshape(x, n)
+})", {Tensor(ElementType::kF32, {0, 3}), S32Scalar(2)});
+  ASSERT_TRUE(from_empty.ok()) << from_empty.status();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ((*from_empty)[0].as<float>()[i], 0.0f) << i;
+  auto to_empty = CompileAndRun(R"(HloModule m
+ENTRY e {
+  x = f32[6] parameter(0)
+  n = s32[] parameter(1)
+  ROOT r = f32[0] dynamic-reshape(x, n)
+})", {Tensor(ElementType::kF32, {6}), S32Scalar(0)});
+  ASSERT_TRUE(to_empty.ok()) << to_empty.status();
+  EXPECT_EQ((*to_empty)[0].element_count(), 0);
+}
+
 TEST(DynamicShapesTest, StaticOperandReshapedToADynamicResult) {
   NEURON_REQUIRE_SHARED();
   const std::string text = ReadCorpus("xla__hlo_translate_hlo_to_mhlo_tests_import_dynamic_reshape__part1.hlo");
