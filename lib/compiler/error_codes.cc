@@ -57,7 +57,8 @@ constexpr ErrorCode kCodes[] = {
      "starting at 0 with stride 1, concatenate along or reverse of a dynamic dimension, a reshape that "
      "splits or merges a dynamic dimension, a tuple of dynamic arrays other than the entry result, a variadic "
      "reduce keeping a dynamic dimension, an entry parameter with a dynamic dimension (the runtime "
-     "passes fixed-shape arrays and no size), dynamic shapes inside called computations, and unbounded "
+     "passes fixed-shape arrays and no size), dynamic shapes inside called computations, and bounds past "
+     "2^31-1 (sizes are s32) or unbounded "
      "`?` dimensions (no bound to allocate). The real compiler's NCC_EMOD025.",
      "Set sizes inside the entry computation with set-dimension-size, use dynamic-reshape where the "
      "valid elements must move, or pad inputs to a static size (bucketing) and export a static-shaped "
