@@ -47,10 +47,22 @@ constexpr ErrorCode kCodes[] = {
      "(AwsNeuronCustomNativeKernel/CustomOp payloads, dropout, RmsNormBackward): the message says why.",
      "Export the model without the vendor kernel (e.g. disable cuDNN/TE fusions, or dump the "
      "module before backend-specific passes)."},
-    {kErrDynamicShape, "dynamic shapes are not supported",
-     "A shape has a dynamic dimension (`<=N` or `?`) or the module uses dynamic-reshape / "
-     "set-dimension-size (the real compiler's NCC_EMOD025).",
-     "Pad inputs to a static size (bucketing) and export a static-shaped module."},
+    {kErrDynamicShape, "dynamic shape not supported here",
+     "Bounded dynamic dimensions (`<=N`) compile: arrays are kept at their bound with the runtime size "
+     "beside them (set-dimension-size, get-dimension-size, dynamic-reshape; elementwise ops, broadcast, "
+     "transpose, reshapes that keep the dimension whole, reduce and dot carry or mask the size, and so "
+     "do slice, concatenate and reverse where they leave the dynamic dimension alone). "
+     "Refused, by name: any other operator reading a dynamic dimension (gather, sort, pad, convolution, "
+     "while...: it would read the padding past the runtime size), a slice of a dynamic dimension not "
+     "starting at 0 with stride 1, concatenate along or reverse of a dynamic dimension, a reshape that "
+     "splits or merges a dynamic dimension, a tuple of dynamic arrays other than the entry result, a variadic "
+     "reduce keeping a dynamic dimension, an entry parameter with a dynamic dimension (the runtime "
+     "passes fixed-shape arrays and no size), dynamic shapes inside called computations, and bounds past "
+     "2^31-1 (sizes are s32) or unbounded "
+     "`?` dimensions (no bound to allocate). The real compiler's NCC_EMOD025.",
+     "Set sizes inside the entry computation with set-dimension-size, use dynamic-reshape where the "
+     "valid elements must move, or pad inputs to a static size (bucketing) and export a static-shaped "
+     "module."},
     {kErrComplexType, "complex types are not supported",
      "An instruction produces or consumes c64/c128 values (the real compiler's NCC_EVRF004).",
      "Split complex arithmetic into real and imaginary parts in the model."},

@@ -14,7 +14,8 @@ using hlo::Opcode;
 
 bool IsSupportedOpcode(Opcode op) {
   switch (op) {
-    // Host transfers, dynamic shapes and operators the executor lacks.
+    // Host transfers and operators the executor lacks (bounded dynamic
+    // shapes are made static by the dynamic-padder pass before this check).
     // (Device-to-device send/recv pairs are lowered to collective-permute
     // before this check; what is left of them is refused here.)
     case Opcode::kUnknown:
@@ -22,9 +23,6 @@ bool IsSupportedOpcode(Opcode op) {
     case Opcode::kSendDone:
     case Opcode::kRecv:
     case Opcode::kRecvDone:
-    case Opcode::kDynamicReshape:
-    case Opcode::kSetDimensionSize:
-    case Opcode::kGetDimensionSize:
     case Opcode::kRaggedAllToAll:
     case Opcode::kRaggedDot:
     case Opcode::kScan:
