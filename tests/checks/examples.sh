@@ -19,6 +19,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export PATH="$BUILD_DIR:$PATH"
 unset NEURON_RT_VISIBLE_CORES NEURON_SIM_INSTANCE_TYPE NEURON_CC_FLAGS
+# Simulated cores of our own: other test jobs run beside this one and may
+# hold the default device tree as another instance type.
+export NEURON_SIM_ROOT="$work/sim"
 
 # The files the examples name: models from examples/, their NEFFs, inputs
 # that fit them and results to compare with.

@@ -25,6 +25,7 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/full-disk.XXXXXX")"
 disk="$work/disk"
 mkdir -p "$disk"
 trap 'umount "$disk" 2>/dev/null; rm -rf "$work"' EXIT
+export NEURON_SIM_ROOT="$work/sim"  # cores of our own, apart from other tests
 mount -t tmpfs -o size=1m tmpfs "$disk" || skip "cannot mount a tmpfs"
 
 neff="$work/mlp.neff"

@@ -10,6 +10,7 @@ source "$(dirname "$0")/lib/check.sh"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/progress.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+export NEURON_SIM_ROOT="$work/sim"  # cores of our own, apart from other tests
 neff="$work/mlp.neff"
 "$BUILD_DIR/neuron-compile" compile "$ROOT/examples/mlp.hlo" -o "$neff" 2>"$work/err" ||
   { fail "compile: $(cat "$work/err")"; echo "check: $passed passed, $failed failed"; exit 1; }
