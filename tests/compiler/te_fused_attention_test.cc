@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -43,6 +44,8 @@ struct Case {
   double scale = 0.5;
   std::string type = "f32";  // the custom-call's element type
   bool sink_version = false;  // TE's newer operand list (softmax_offset)
+  std::optional<bool> bottom_right_diagonal;  // TE's newer window alignment attribute
+  bool softmax_aux = false;  // the max-512 backend's aux: the softmax, not its statistic
 
   bool padding() const { return mask_type == 1 || mask_type == 3 || mask_type == 5; }
   std::vector<int64_t> Dims(int64_t s, int64_t heads, int64_t x) const {
@@ -62,7 +65,7 @@ struct Case {
   bool Allowed(int64_t bi, int64_t i, int64_t j) const {
     int64_t ql = QLen(bi), kl = KvLen(bi);
     if (i >= ql || j >= kl) return false;
-    int64_t diag = (mask_type == 4 || mask_type == 5) ? kl - ql : 0;
+    int64_t diag = bottom_right_diagonal.value_or(mask_type == 4 || mask_type == 5) ? kl - ql : 0;
     if (mask_type >= 2 && j > i + diag) return false;
     if (left >= 0 && j < i + diag - left) return false;
     if (right >= 0 && j > i + diag + right) return false;
@@ -78,6 +81,7 @@ struct Forward {
   std::vector<double> out;  // in the layout, dv wide
   std::vector<double> lse;  // [b, h, sq]
   std::vector<bool> has_keys;
+  std::vector<double> probs;  // [b, h, sq, skv]
 };
 
 Forward Attention(const Case& c, const Inputs& in) {
@@ -85,6 +89,7 @@ Forward Attention(const Case& c, const Inputs& in) {
   f.out.assign(c.b * c.sq * c.h * c.dv, 0.0);
   f.lse.assign(c.b * c.h * c.sq, 0.0);
   f.has_keys.assign(c.b * c.h * c.sq, false);
+  f.probs.assign(c.b * c.h * c.sq * c.skv, 0.0);
   int64_t group = c.h / c.hkv;
   for (int64_t bi = 0; bi < c.b; ++bi) {
     for (int64_t n = 0; n < c.h; ++n) {
@@ -114,6 +119,7 @@ Forward Attention(const Case& c, const Inputs& in) {
         f.has_keys[row] = true;
         for (int64_t j : keys) {
           double p = std::exp(logits[j] - f.lse[row]);
+          f.probs[row * c.skv + j] = p;
           for (int64_t x = 0; x < c.dv; ++x) {
             f.out[c.At(bi, i, n, x, c.sq, c.h, c.dv)] += p * in.v[c.At(bi, j, n / group, x, c.skv, c.hkv, c.dv)];
           }
@@ -138,6 +144,9 @@ std::string Config(const Case& c) {
       c.h, c.bias_type ? c.bias_b : 0, c.bias_type ? c.bias_h : 0, c.bias_type, c.b, c.skv, c.mask_type, c.hkv, c.sq,
       c.d, c.layout, c.scale, c.dv, c.left, c.right);
   if (c.sink_version) text += ", softmax_type = 0 : i64";
+  if (c.bottom_right_diagonal) {
+    text += absl::StrFormat(", bottom_right_diagonal = %s", *c.bottom_right_diagonal ? "true" : "false");
+  }
   return text + "}";
 }
 
@@ -148,7 +157,7 @@ std::string Module(const Case& c, bool backward) {
   const std::string& t = c.type;
   std::vector<int64_t> qd = c.Dims(c.sq, c.h, c.d), kd = c.Dims(c.skv, c.hkv, c.d), vd = c.Dims(c.skv, c.hkv, c.dv);
   std::vector<int64_t> od = c.Dims(c.sq, c.h, c.dv), bd = {c.bias_b, c.bias_h, c.sq, c.skv};
-  std::string aux = ShapeText("f32", {c.b, c.h, c.sq, 1});
+  std::string aux = ShapeText("f32", {c.b, c.h, c.sq, c.softmax_aux ? c.skv : 1});
   std::string s = "HloModule te\nENTRY e {\n";
   int param = 0;
   auto input = [&](const std::string& name, const std::vector<int64_t>& dims) {
@@ -262,6 +271,10 @@ std::vector<Case> Cases() {
   cases.push_back({.name = "causal sliding window", .sq = 5, .skv = 5, .mask_type = 2, .left = 2});
   cases.push_back({.name = "v head size differs", .dv = 3, .mask_type = 2});
   cases.push_back({.name = "softmax_offset operand", .h = 4, .hkv = 2, .mask_type = 2, .sink_version = true});
+  cases.push_back({.name = "window on the bottom-right diagonal", .sq = 3, .skv = 5, .left = 1, .right = 0,
+                   .bottom_right_diagonal = true});
+  cases.push_back({.name = "softmax as the aux", .mask_type = 1, .q_lens = {2, 3}, .kv_lens = {3, 1},
+                   .softmax_aux = true});
   return cases;
 }
 
@@ -280,6 +293,10 @@ TEST(TeFusedAttentionTest, ForwardMatchesSoftmaxAttention) {
     ASSERT_TRUE(out.ok()) << out.status();
     Forward want = Attention(c, in);
     ExpectNear(Values<float>((*out)[0], want.out.size()), want.out, 1e-5, "output");
+    if (c.softmax_aux) {
+      ExpectNear(Values<float>((*out)[1], want.probs.size()), want.probs, 1e-5, "softmax");
+      continue;
+    }
     std::vector<float> lse = Values<float>((*out)[1], want.lse.size());
     for (size_t row = 0; row < lse.size(); ++row) {
       if (want.has_keys[row]) {
@@ -395,6 +412,11 @@ TEST(TeFusedAttentionTest, MalformedCallsAreRefusedNotCrashed) {
   std::string operands = RefusalOf(c, "custom-call(q, k, v, bias, seed, qcu, kvcu, none, none, none, none, none, none)",
                                    "custom-call(q, k, v)");
   EXPECT_NE(operands.find("NCC-E0205"), std::string::npos) << operands;
+  std::string no_bias = RefusalOf(c, "bias_type = 0", "bias_type = 2");  // the bias operand is f32[0]
+  EXPECT_NE(no_bias.find("NCC-E0205"), std::string::npos) << no_bias;
+  Case padded{.name = "padded", .mask_type = 1, .q_lens = {1, 2}, .kv_lens = {3, 3}};
+  std::string lengths = RefusalOf(padded, "qcu = s32[3] parameter(3)", "qcu = s32[2] parameter(3)");
+  EXPECT_NE(lengths.find("cu_seqlens"), std::string::npos) << lengths;
 }
 
 TEST(MlirAttributeDictTest, ReadsTypedValuesAndNamesErrors) {
