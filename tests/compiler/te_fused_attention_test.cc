@@ -67,8 +67,9 @@ struct Case {
     if (i >= ql || j >= kl) return false;
     int64_t diag = bottom_right_diagonal.value_or(mask_type == 4 || mask_type == 5) ? kl - ql : 0;
     if (mask_type >= 2 && j > i + diag) return false;
-    if (left >= 0 && j < i + diag - left) return false;
-    if (right >= 0 && j > i + diag + right) return false;
+    int64_t rel = j - i - diag;  // right of the diagonal; windows may be huge
+    if (left >= 0 && rel < -left) return false;
+    if (right >= 0 && rel > right) return false;
     return true;
   }
 };
@@ -412,6 +413,12 @@ TEST(TeFusedAttentionTest, MalformedCallsAreRefusedNotCrashed) {
   std::string operands = RefusalOf(c, "custom-call(q, k, v, bias, seed, qcu, kvcu, none, none, none, none, none, none)",
                                    "custom-call(q, k, v)");
   EXPECT_NE(operands.find("NCC-E0205"), std::string::npos) << operands;
+  Case huge_window{.name = "huge window", .left = int64_t{1} << 62, .right = 9223372036854775807};
+  Inputs in = RandomInputs(huge_window, 4);
+  auto out = CompileAndRun(Module(huge_window, false), Arguments(huge_window, in, false));
+  ASSERT_TRUE(out.ok()) << out.status();  // as wide as unbounded
+  Forward want = Attention(huge_window, in);
+  ExpectNear(Values<float>((*out)[0], want.out.size()), want.out, 1e-5, "huge window");
   std::string no_bias = RefusalOf(c, "bias_type = 0", "bias_type = 2");  // the bias operand is f32[0]
   EXPECT_NE(no_bias.find("NCC-E0205"), std::string::npos) << no_bias;
   Case padded{.name = "padded", .mask_type = 1, .q_lens = {1, 2}, .kv_lens = {3, 3}};

@@ -85,6 +85,8 @@ std::string_view RefusedLayoutName(int64_t layout) {
   return kNames[layout];
 }
 
+constexpr int64_t kMaxSequence = int64_t{1} << 29;
+
 enum BiasType : int64_t { kNoBias = 0, kPreScaleBias = 1, kPostScaleBias = 2, kAlibi = 3 };
 
 struct Config {
@@ -233,10 +235,15 @@ class TeAttentionLowering {
       return Bad(absl::StrFormat("k %s and v %s do not fit q %s in this layout", k.ToString(false), v.ToString(false),
                                  q.ToString(false)));
     }
-    if (sz_.kv_heads == 0 || sz_.heads % sz_.kv_heads != 0) {
+    if (sz_.heads == 0 || sz_.kv_heads == 0 || sz_.heads % sz_.kv_heads != 0) {
       return Bad(absl::StrFormat("%d query heads are not a multiple of %d key/value heads", sz_.heads, sz_.kv_heads));
     }
     if (sz_.skv == 0) return Bad("the key sequence is empty");
+    // Positions and their differences are s32 in the mask.
+    if (sz_.sq > kMaxSequence || sz_.skv > kMaxSequence) {
+      return Bad(absl::StrFormat("sequences of %d queries and %d keys are longer than %d", sz_.sq, sz_.skv,
+                                 kMaxSequence));
+    }
     for (auto [name, value] : {std::pair<std::string_view, int64_t>{"attn_heads", sz_.heads},
                                {"num_gqa_groups", sz_.kv_heads},
                                {"qk_head_dim", sz_.d},
@@ -391,8 +398,10 @@ class TeAttentionLowering {
 
   // Which scores are kept (pred [b, h, sq, skv]); nullptr when all are.
   Instruction* Mask() {
-    bool left = cfg_.window_left >= 0;
-    bool right = cfg_.Causal() || cfg_.window_right >= 0;
+    // A window wider than both sequences bounds nothing (and would not fit s32).
+    const int64_t span = sz_.sq + sz_.skv;
+    bool left = cfg_.window_left >= 0 && cfg_.window_left <= span;
+    bool right = cfg_.Causal() || (cfg_.window_right >= 0 && cfg_.window_right <= span);
     if (!cfg_.Padding() && !left && !right) return nullptr;
     std::vector<int64_t> dims = {sz_.b, sz_.sq, sz_.skv};
     auto iota = [&](int64_t dim) {
@@ -418,6 +427,7 @@ class TeAttentionLowering {
     if (right) {
       int64_t bound = cfg_.Causal() ? 0 : cfg_.window_right;
       if (cfg_.Causal() && cfg_.window_right >= 0) bound = std::min<int64_t>(bound, cfg_.window_right);
+      bound = std::min(bound, span);
       both(Compare(rel, Splat(ElementType::kS32, dims, bound), ComparisonDirection::kLe));
     }
     if (left) both(Compare(rel, Splat(ElementType::kS32, dims, -cfg_.window_left), ComparisonDirection::kGe));
