@@ -47,16 +47,25 @@ struct Case {
   std::optional<bool> bottom_right_diagonal;  // TE's newer window alignment attribute
   bool softmax_aux = false;  // the max-512 backend's aux: the softmax, not its statistic
 
+  // TE's packed layouts (0-3 on SBHD, 5-8 on BSHD): q, k and v in one
+  // operand (3HD, H3D) or k and v in one (2HD, H2D), stacked along PackDim.
+  int Base() const { return layout == kBhsd ? kBhsd : layout < 5 ? kSbhd : kBshd; }
+  int PackedParts() const {
+    if (layout >= 10) return 0;
+    int r = layout % 5;
+    return r <= 1 ? 3 : r <= 3 ? 2 : 0;
+  }
+  int64_t PackDim() const { return layout % 5 == 0 || layout % 5 == 2 ? 2 : 3; }
   bool padding() const { return mask_type == 1 || mask_type == 3 || mask_type == 5; }
   std::vector<int64_t> Dims(int64_t s, int64_t heads, int64_t x) const {
-    if (layout == kSbhd) return {s, b, heads, x};
-    if (layout == kBhsd) return {b, heads, s, x};
+    if (Base() == kSbhd) return {s, b, heads, x};
+    if (Base() == kBhsd) return {b, heads, s, x};
     return {b, s, heads, x};
   }
   // Offset of (batch, position, head, x) in a q/k/v-shaped buffer.
   int64_t At(int64_t bi, int64_t s, int64_t n, int64_t x, int64_t seq, int64_t heads, int64_t width) const {
-    if (layout == kSbhd) return ((s * b + bi) * heads + n) * width + x;
-    if (layout == kBhsd) return ((bi * heads + n) * seq + s) * width + x;
+    if (Base() == kSbhd) return ((s * b + bi) * heads + n) * width + x;
+    if (Base() == kBhsd) return ((bi * heads + n) * seq + s) * width + x;
     return ((bi * seq + s) * heads + n) * width + x;
   }
   int64_t QLen(int64_t bi) const { return padding() ? q_lens[bi] : sq; }
@@ -177,12 +186,37 @@ std::string Module(const Case& c, bool backward) {
                        param + 1);
   param += 2;
   s += "  seed = u32[2] constant({0, 0})\n  none = f32[0] constant({})\n";
+  // The operands as TE passes them: packed ones stacked, placeholders empty.
+  std::vector<std::string> operand = {"q", "k", "v"};
+  std::vector<std::vector<int64_t>> operand_dims = {qd, kd, vd};
+  auto with_pack = [&](std::vector<int64_t> dims, int64_t n) {
+    dims.insert(dims.begin() + c.PackDim(), n);
+    return dims;
+  };
+  const int parts = c.PackedParts();
+  const size_t packed_at = parts == 3 ? 0 : 1;  // the operand that holds them
+  if (parts) {
+    s += absl::StrFormat("  empty = %s[0] constant({})\n", t);
+    std::vector<std::string> stacked;
+    for (int i = 3 - parts; i < 3; ++i) {
+      s += absl::StrFormat("  %s.w = %s reshape(%s)\n", operand[i], ShapeText(t, with_pack(operand_dims[i], 1)),
+                           operand[i]);
+      stacked.push_back(operand[i] + ".w");
+    }
+    std::vector<int64_t> dims = with_pack(kd, parts);
+    s += absl::StrFormat("  packed = %s concatenate(%s), dimensions={%d}\n", ShapeText(t, dims),
+                         absl::StrJoin(stacked, ", "), c.PackDim());
+    for (size_t i = packed_at; i < 3; ++i) operand[i] = "empty", operand_dims[i] = {0};
+    operand[packed_at] = "packed";
+    operand_dims[packed_at] = dims;
+  }
+  const std::string qkv = absl::StrJoin(operand, ", ");
   std::string offset = c.sink_version ? "none, " : "";
   std::string bias_shape = c.bias_type ? ShapeText(t, bd) : t + "[0]";
   s += absl::StrFormat(
-      "  fwd = (%s, %s, u32[2,4], u8[48]) custom-call(q, k, v, bias, %sseed, qcu, kvcu, none, none, none, none, none, "
+      "  fwd = (%s, %s, u32[2,4], u8[48]) custom-call(%s, bias, %sseed, qcu, kvcu, none, none, none, none, none, "
       "none), custom_call_target=\"te_fused_attn_forward_ffi\", api_version=API_VERSION_TYPED_FFI, backend_config=%s\n",
-      ShapeText(t, od), aux, offset, Config(c));
+      ShapeText(t, od), aux, qkv, offset, Config(c));
   s += absl::StrFormat("  o = %s get-tuple-element(fwd), index=0\n  aux = %s get-tuple-element(fwd), index=1\n",
                        ShapeText(t, od), aux);
   s += "  rng = u32[2,4] get-tuple-element(fwd), index=2\n";
@@ -197,17 +231,32 @@ std::string Module(const Case& c, bool backward) {
   }
   input("do", od);
   s += absl::StrFormat(
-      "  bwd = (%s, %s, %s, %s, %su8[16]) custom-call(q, k, v, bias, %saux, rng, o, do, qcu, kvcu, none, none, none, "
+      "  bwd = (%s, %s, %s, %s, %su8[16]) custom-call(%s, bias, %saux, rng, o, do, qcu, kvcu, none, none, none, "
       "none, none, none), custom_call_target=\"te_fused_attn_backward_ffi\", api_version=API_VERSION_TYPED_FFI, "
       "backend_config=%s\n",
-      ShapeText(t, qd), ShapeText(t, kd), ShapeText(t, vd), bias_shape, c.sink_version ? "f32[0], " : "", offset,
-      Config(c));
+      ShapeText(t, operand_dims[0]), ShapeText(t, operand_dims[1]), ShapeText(t, operand_dims[2]), bias_shape,
+      c.sink_version ? "f32[0], " : "", qkv, offset, Config(c));
   std::vector<std::vector<int64_t>> grads = {qd, kd, vd};
   if (c.bias_type) grads.push_back(bd);
   std::vector<std::string> names, shapes;
   for (size_t i = 0; i < grads.size(); ++i) {
     std::string g = absl::StrFormat("g%d", i);
-    s += absl::StrFormat("  %s = %s get-tuple-element(bwd), index=%d\n", g, ShapeText(t, grads[i]), i);
+    bool in_pack = parts && i < 3 && static_cast<int>(i) >= 3 - parts;
+    if (!in_pack) {
+      s += absl::StrFormat("  %s = %s get-tuple-element(bwd), index=%d\n", g, ShapeText(t, grads[i]), i);
+    } else {  // this gradient's slice of the packed one
+      std::vector<int64_t> dims = operand_dims[packed_at];
+      std::vector<std::string> ranges;
+      int64_t part = static_cast<int64_t>(i) - (3 - parts);
+      for (size_t d = 0; d < dims.size(); ++d) {
+        bool at = static_cast<int64_t>(d) == c.PackDim();
+        ranges.push_back(absl::StrFormat("[%d:%d]", at ? part : 0, at ? part + 1 : dims[d]));
+      }
+      s += absl::StrFormat("  %s.p = %s get-tuple-element(bwd), index=%d\n", g, ShapeText(t, dims), packed_at);
+      s += absl::StrFormat("  %s.s = %s slice(%s.p), slice={%s}\n", g, ShapeText(t, with_pack(grads[i], 1)), g,
+                           absl::StrJoin(ranges, ", "));
+      s += absl::StrFormat("  %s = %s reshape(%s.s)\n", g, ShapeText(t, grads[i]), g);
+    }
     shapes.push_back(widen(g, grads[i]));
     names.push_back(g + ".f");
   }
@@ -274,6 +323,11 @@ std::vector<Case> Cases() {
   cases.push_back({.name = "softmax_offset operand", .h = 4, .hkv = 2, .mask_type = 2, .sink_version = true});
   cases.push_back({.name = "window on the bottom-right diagonal", .sq = 3, .skv = 5, .left = 1, .right = 0,
                    .bottom_right_diagonal = true});
+  cases.push_back({.name = "bs3hd packed qkv", .layout = 5, .mask_type = 2});
+  cases.push_back({.name = "sbh3d packed qkv, padding", .layout = 1, .mask_type = 1, .q_lens = {3, 2}, .kv_lens = {3, 2}});
+  cases.push_back({.name = "bshd_bs2hd packed kv, gqa", .layout = 7, .sq = 2, .skv = 4, .h = 4, .hkv = 2,
+                   .mask_type = 4});
+  cases.push_back({.name = "sbhd_sbh2d packed kv, bias", .layout = 3, .bias_type = 2, .bias_b = 2, .bias_h = 2});
   cases.push_back({.name = "softmax as the aux", .mask_type = 1, .q_lens = {2, 3}, .kv_lens = {3, 1},
                    .softmax_aux = true});
   return cases;
@@ -388,9 +442,11 @@ TEST(TeFusedAttentionTest, UnmodelledConfigurationsAreRefusedByName) {
   std::string alibi = RefusalOf(c, "bias_type = 0", "bias_type = 3");
   EXPECT_NE(alibi.find("NCC-E0202"), std::string::npos) << alibi;
   EXPECT_NE(alibi.find("NVTE_ALIBI"), std::string::npos) << alibi;
-  std::string packed = RefusalOf(c, "qkv_layout = 9", "qkv_layout = 5");
-  EXPECT_NE(packed.find("NCC-E0202"), std::string::npos) << packed;
-  EXPECT_NE(packed.find("NVTE_BS3HD"), std::string::npos) << packed;
+  std::string mixed = RefusalOf(c, "qkv_layout = 9", "qkv_layout = 16");
+  EXPECT_NE(mixed.find("NCC-E0202"), std::string::npos) << mixed;
+  EXPECT_NE(mixed.find("NVTE_BSHD_SBHD_SBHD"), std::string::npos) << mixed;
+  std::string paged = RefusalOf(c, "qkv_layout = 9", "qkv_layout = 19");
+  EXPECT_NE(paged.find("NVTE_Paged_KV_BSHD_BSHD_BSHD"), std::string::npos) << paged;
   std::string ragged = RefusalOf(c, "qkv_layout = 9", "qkv_layout = 14");
   EXPECT_NE(ragged.find("NVTE_THD_THD_THD"), std::string::npos) << ragged;
   std::string sink = RefusalOf(c, "window_size_right = -1 : i64", "window_size_right = -1 : i64, softmax_type = 1 : i64");
@@ -419,6 +475,8 @@ TEST(TeFusedAttentionTest, MalformedCallsAreRefusedNotCrashed) {
   ASSERT_TRUE(out.ok()) << out.status();  // as wide as unbounded
   Forward want = Attention(huge_window, in);
   ExpectNear(Values<float>((*out)[0], want.out.size()), want.out, 1e-5, "huge window");
+  std::string unpacked = RefusalOf(c, "qkv_layout = 9", "qkv_layout = 5");  // q is not [b, s, 3, h, d]
+  EXPECT_NE(unpacked.find("packed qkv"), std::string::npos) << unpacked;
   std::string no_bias = RefusalOf(c, "bias_type = 0", "bias_type = 2");  // the bias operand is f32[0]
   EXPECT_NE(no_bias.find("NCC-E0205"), std::string::npos) << no_bias;
   Case padded{.name = "padded", .mask_type = 1, .q_lens = {1, 2}, .kv_lens = {3, 3}};

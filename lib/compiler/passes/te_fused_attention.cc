@@ -28,11 +28,14 @@
 // i - left <= j - diag <= i + right (-1: unbounded), diag = kv_len - q_len
 // for the bottom-right masks (or bottom_right_diagonal), else 0; causal
 // masks bound the right side at 0.
-// Layouts (NVTE_QKV_Layout): 4 SBHD_SBHD_SBHD, 9 BSHD_BSHD_BSHD and 25
-// BHSD_BHSD_BHSD, q, k and v separate. bf16/f16 compute in f32 and round
-// once. Refused by name: dropout while training (the device's random stream
-// is not modelled), ALiBi, sink softmax types, packed, ragged (THD), mixed
-// and paged layouts, several sequences per row (max_segments_per_seq), FP8.
+// Layouts (NVTE_QKV_Layout): SBHD, BSHD and BHSD with q, k and v separate
+// (4, 9, 25), or packed as TE's JAX extension passes them: all three in q's
+// operand (0 SB3HD, 1 SBH3D, 5 BS3HD, 6 BSH3D; k and v are placeholders) or
+// k and v in k's (2, 3, 7, 8); the backward returns the gradients packed
+// the same way. bf16/f16 compute in f32 and round once. Refused by name:
+// dropout while training (the device's random stream is not modelled),
+// ALiBi, sink softmax types, ragged (THD), mixed and paged layouts, several
+// sequences per row (max_segments_per_seq), FP8.
 #include "lib/compiler/passes/te_fused_attention.h"
 
 #include <algorithm>
@@ -56,25 +59,45 @@ using hlo::Shape;
 constexpr char kForwardTarget[] = "te_fused_attn_forward_ffi";
 constexpr char kBackwardTarget[] = "te_fused_attn_backward_ffi";
 
-// Where batch, sequence, heads and head size sit in a q, k or v operand.
+// Where batch, sequence, heads and head size sit in a q, k or v operand
+// (once unpacked), and which of them TE packed into one operand along
+// `pack` (-1: none): q, k and v in q's operand, or k and v in k's.
 struct Layout {
   int64_t batch, seq, head, dim;
+  enum Packing { kSeparate, kQkv, kKv } packing = kSeparate;
+  int64_t pack = -1;
 };
 
 // NVTE_QKV_Layout values this file lowers; nullopt otherwise.
-std::optional<Layout> SeparateLayout(int64_t layout) {
-  if (layout == 4) return Layout{1, 0, 2, 3};   // NVTE_SBHD_SBHD_SBHD
-  if (layout == 9) return Layout{0, 1, 2, 3};   // NVTE_BSHD_BSHD_BSHD
-  if (layout == 25) return Layout{0, 2, 1, 3};  // NVTE_BHSD_BHSD_BHSD
-  return std::nullopt;
+std::optional<Layout> KnownLayout(int64_t layout) {
+  constexpr Layout kSbhd{1, 0, 2, 3}, kBshd{0, 1, 2, 3};
+  auto packed = [](Layout l, Layout::Packing p, int64_t at) {
+    l.packing = p;
+    l.pack = at;
+    return l;
+  };
+  switch (layout) {
+    case 0: return packed(kSbhd, Layout::kQkv, 2);  // NVTE_SB3HD: [s, b, 3, h, d]
+    case 1: return packed(kSbhd, Layout::kQkv, 3);  // NVTE_SBH3D: [s, b, h, 3, d]
+    case 2: return packed(kSbhd, Layout::kKv, 2);   // NVTE_SBHD_SB2HD
+    case 3: return packed(kSbhd, Layout::kKv, 3);   // NVTE_SBHD_SBH2D
+    case 4: return kSbhd;                           // NVTE_SBHD_SBHD_SBHD
+    case 5: return packed(kBshd, Layout::kQkv, 2);  // NVTE_BS3HD
+    case 6: return packed(kBshd, Layout::kQkv, 3);  // NVTE_BSH3D
+    case 7: return packed(kBshd, Layout::kKv, 2);   // NVTE_BSHD_BS2HD
+    case 8: return packed(kBshd, Layout::kKv, 3);   // NVTE_BSHD_BSH2D
+    case 9: return kBshd;                           // NVTE_BSHD_BSHD_BSHD
+    case 25: return Layout{0, 2, 1, 3};             // NVTE_BHSD_BHSD_BHSD
+    default: return std::nullopt;
+  }
 }
 
 // The name of a layout TE defines but this file refuses; empty if unknown.
 std::string_view RefusedLayoutName(int64_t layout) {
   static constexpr std::string_view kNames[] = {
-      "NVTE_SB3HD",          "NVTE_SBH3D",          "NVTE_SBHD_SB2HD",
-      "NVTE_SBHD_SBH2D",     "",                    "NVTE_BS3HD",
-      "NVTE_BSH3D",          "NVTE_BSHD_BS2HD",     "NVTE_BSHD_BSH2D",
+      "",                    "",                    "",
+      "",                    "",                    "",
+      "",                    "",                    "",
       "",                    "NVTE_T3HD",           "NVTE_TH3D",
       "NVTE_THD_T2HD",       "NVTE_THD_TH2D",       "NVTE_THD_THD_THD",
       "NVTE_SBHD_BSHD_BSHD", "NVTE_BSHD_SBHD_SBHD", "NVTE_THD_BSHD_BSHD",
@@ -115,6 +138,7 @@ class TeAttentionLowering {
 
   absl::StatusOr<Instruction*> Lower() {
     if (absl::Status s = ReadConfig(); !s.ok()) return s;
+    if (absl::Status s = Unpack(); !s.ok()) return s;
     if (absl::Status s = ReadSizes(); !s.ok()) return s;
     return backward_ ? Backward() : Forward();
   }
@@ -158,12 +182,12 @@ class TeAttentionLowering {
       if (!br.ok()) return Bad(std::string(br.status().message()));
       cfg_.bottom_right_diagonal = *br;
     }
-    std::optional<Layout> l = SeparateLayout(*layout);
+    std::optional<Layout> l = KnownLayout(*layout);
     if (!l) {
       std::string_view name = RefusedLayoutName(*layout);
       if (name.empty()) return Bad(absl::StrFormat("qkv_layout %d is not an NVTE_QKV_Layout", *layout));
-      return Refuse(absl::StrFormat("qkv_layout %d (%s) is not supported: only separate q, k and v in "
-                                    "BSHD, SBHD or BHSD are lowered",
+      return Refuse(absl::StrFormat("qkv_layout %d (%s) is not supported: only BSHD, SBHD or BHSD q, k and v, "
+                                    "separate or packed, are lowered",
                                     *layout, name));
     }
     cfg_.layout = *l;
@@ -215,9 +239,9 @@ class TeAttentionLowering {
     for (const Shape& r : s.tuple) {
       if (!r.IsArray()) return Bad("a result is not an array");
     }
-    const Shape& q = cc_->operand(0)->shape();
-    const Shape& k = cc_->operand(1)->shape();
-    const Shape& v = cc_->operand(2)->shape();
+    const Shape& q = q_->shape();
+    const Shape& k = k_->shape();
+    const Shape& v = v_->shape();
     if (!q.IsArray() || !k.IsArray() || !v.IsArray() || q.rank() != 4 || k.rank() != 4 || v.rank() != 4) {
       return Bad("q, k and v must be rank-4 arrays");
     }
@@ -349,6 +373,61 @@ class TeAttentionLowering {
 
   // --- attention pieces, on [b, h, sq, skv] scores ---
   Instruction* Operand(size_t i) { return Convert(cc_->operand(i), ElementType::kF32); }
+  Instruction* Wide(Instruction* x) { return Convert(x, ElementType::kF32); }
+
+  // Part `index` of a packed operand: the slice along `pack`, without it.
+  Instruction* Part(Instruction* packed, int64_t index) {
+    const Shape& ps = packed->shape();
+    std::vector<int64_t> sliced = ps.dims, dims;
+    sliced[cfg_.layout.pack] = 1;
+    Instruction* s = Add(Opcode::kSlice, Shape::Array(ps.type, sliced), {packed});
+    for (int64_t d = 0; d < ps.rank(); ++d) {
+      s->attrs().slice.push_back({d == cfg_.layout.pack ? index : 0, d == cfg_.layout.pack ? index + 1 : ps.dims[d], 1});
+      if (d != cfg_.layout.pack) dims.push_back(ps.dims[d]);
+    }
+    return Reshape(s, dims);
+  }
+
+  // q, k and v from the operands, in the layout's order of dimensions.
+  absl::Status Unpack() {
+    q_ = cc_->operand(0), k_ = cc_->operand(1), v_ = cc_->operand(2);
+    const Layout& l = cfg_.layout;
+    if (l.packing == Layout::kSeparate) return absl::OkStatus();
+    Instruction* packed = l.packing == Layout::kQkv ? q_ : k_;
+    int64_t parts = l.packing == Layout::kQkv ? 3 : 2;
+    const Shape& ps = packed->shape();
+    if (!ps.IsArray() || ps.rank() != 5 || ps.dims[l.pack] != parts) {
+      return Bad(absl::StrFormat("the packed %s operand %s does not have %d parts along dimension %d",
+                                 parts == 3 ? "qkv" : "kv", ps.ToString(false), parts, l.pack));
+    }
+    if (l.packing == Layout::kQkv) q_ = Part(packed, 0);
+    k_ = Part(packed, parts - 2);
+    v_ = Part(packed, parts - 1);
+    return absl::OkStatus();
+  }
+
+  // The gradients of q, k and v packed as their operands were: one per
+  // operand of q, k and v (nullptr where an operand carries no part).
+  std::vector<Instruction*> Pack(Instruction* dq, Instruction* dk, Instruction* dv) {
+    const Layout& l = cfg_.layout;
+    if (l.packing == Layout::kSeparate) return {dq, dk, dv};
+    auto concat = [&](const std::vector<Instruction*>& grads) {
+      std::vector<Instruction*> widened;
+      for (Instruction* g : grads) {
+        std::vector<int64_t> dims = g->shape().dims;
+        dims.insert(dims.begin() + l.pack, 1);
+        widened.push_back(Reshape(g, dims));
+      }
+      std::vector<int64_t> dims = widened[0]->shape().dims;
+      dims[l.pack] = static_cast<int64_t>(grads.size());
+      Instruction* c = Add(Opcode::kConcatenate, Shape::Array(dq->shape().type, dims), widened);
+      c->attrs().dimensions = {l.pack};
+      c->attrs().has_dimensions = true;
+      return c;
+    };
+    if (l.packing == Layout::kQkv) return {concat({dq, dk, dv}), nullptr, nullptr};
+    return {dq, concat({dk, dv}), nullptr};
+  }
   std::vector<int64_t> Scores() const { return {sz_.b, sz_.heads, sz_.sq, sz_.skv}; }
 
   // k or v (in the layout) with each key/value head repeated for its group
@@ -467,7 +546,7 @@ class TeAttentionLowering {
 
   absl::StatusOr<Instruction*> Forward() {
     const Shape& s = cc_->shape();
-    std::vector<int64_t> out_dims = cc_->operand(0)->shape().dims;
+    std::vector<int64_t> out_dims = q_->shape().dims;
     out_dims[cfg_.layout.dim] = sz_.dv;
     if (s.tuple[0].dims != out_dims || !hlo::IsFloatingPoint(s.tuple[0].type)) {
       return Bad(absl::StrFormat("output %s is not q's shape with v's head size", s.tuple[0].ToString(false)));
@@ -475,7 +554,7 @@ class TeAttentionLowering {
     bool stats = AuxIsStatistic(s.tuple[1]);
     if (!stats && !AuxIsSoftmax(s.tuple[1])) return BadAux(s.tuple[1]);
 
-    Instruction* logits = Logits(Operand(0), Operand(1));
+    Instruction* logits = Logits(Wide(q_), Wide(k_));
     Instruction* keep = Mask();
     const double lowest = std::numeric_limits<float>::lowest();
     Instruction* kept = keep ? Select(keep, logits, Like(logits, lowest)) : logits;
@@ -489,7 +568,7 @@ class TeAttentionLowering {
     if (keep) sum = Binary(Opcode::kMaximum, sum, Like(sum, 1));
     Instruction* p = Binary(Opcode::kDivide, e, sum);
 
-    Instruction* out = Convert(ToLayout(Attend(p, Operand(2))), s.tuple[0].type);
+    Instruction* out = Convert(ToLayout(Attend(p, Wide(v_))), s.tuple[0].type);
     Instruction* aux = nullptr;
     if (stats) {
       Instruction* lse = Binary(Opcode::kAdd, row_max, Unary(Opcode::kLog, sum));
@@ -532,18 +611,18 @@ class TeAttentionLowering {
     const Shape& aux = aux_in->shape();
     bool stats = AuxIsStatistic(aux);
     if (!stats && !AuxIsSoftmax(aux)) return BadAux(aux);
-    std::vector<int64_t> out_dims = cc_->operand(0)->shape().dims;
+    std::vector<int64_t> out_dims = q_->shape().dims;
     out_dims[l.dim] = sz_.dv;
     for (size_t i : {At(6), At(7)}) {
       if (cc_->operand(i)->shape().dims != out_dims || !hlo::IsFloatingPoint(cc_->operand(i)->shape().type)) {
         return Bad(absl::StrFormat("output and doutput must be floating-point %s; operand %d is %s",
-                                   Shape::Array(cc_->operand(0)->shape().type, out_dims).ToString(false), i,
+                                   Shape::Array(q_->shape().type, out_dims).ToString(false), i,
                                    cc_->operand(i)->shape().ToString(false)));
       }
     }
-    Instruction* q = Operand(0);
-    Instruction* k = Operand(1);
-    Instruction* v = Operand(2);
+    Instruction* q = Wide(q_);
+    Instruction* k = Wide(k_);
+    Instruction* v = Wide(v_);
     Instruction* o = Operand(At(6));
     Instruction* d_o = Operand(At(7));
     Instruction* keep = Mask();
@@ -565,9 +644,9 @@ class TeAttentionLowering {
     Instruction* dq = Dot(dscores, RepeatKvHeads(k), {{0, 1}, {l.batch, l.head}, {3}, {l.seq}});  // [b,h,sq,d]
     Instruction* dk = Dot(dscores, q, {{0, 1}, {l.batch, l.head}, {2}, {l.seq}});                 // [b,h,skv,d]
 
-    std::vector<Instruction*> results = {Convert(ToLayout(dq), s.tuple[0].type),
-                                         Convert(ToLayout(SumOverGroups(dk)), s.tuple[1].type),
-                                         Convert(ToLayout(SumOverGroups(dv)), s.tuple[2].type)};
+    std::vector<Instruction*> grads = Pack(ToLayout(dq), ToLayout(SumOverGroups(dk)), ToLayout(SumOverGroups(dv)));
+    std::vector<Instruction*> results;
+    for (int i = 0; i < 3; ++i) results.push_back(grads[i] ? Convert(grads[i], s.tuple[i].type) : Zeros(s.tuple[i]));
     if (cfg_.bias_type != kNoBias) {
       Instruction* dbias = cfg_.bias_type == kPreScaleBias ? dscores : dlogits;
       const std::vector<int64_t>& bd = s.tuple[3].dims;
@@ -589,6 +668,9 @@ class TeAttentionLowering {
   MlirAttributeDict attrs_;
   Config cfg_;
   Sizes sz_{};
+  Instruction* q_ = nullptr;  // q, k and v, unpacked, in their own type
+  Instruction* k_ = nullptr;
+  Instruction* v_ = nullptr;
 };
 
 }  // namespace

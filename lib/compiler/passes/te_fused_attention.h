@@ -16,8 +16,8 @@ bool IsTransformerEngineAttentionTarget(std::string_view target);
 
 // The tuple that replaces `cc`, an NCC-E0205 error when its operands, results
 // or backend_config do not fit, or an NCC-E0202 error naming a configuration
-// that is not modelled (dropout in training, ALiBi, packed or ragged layouts,
-// FP8). nullptr for other targets.
+// that is not modelled (dropout in training, ALiBi, ragged, mixed or paged
+// layouts, FP8). nullptr for other targets.
 absl::StatusOr<hlo::Instruction*> LowerTransformerEngineAttention(NeuronLoweringContext& ctx, hlo::Computation* c,
                                                                   hlo::Instruction* cc);
 
