@@ -44,7 +44,7 @@ constexpr ErrorCode kCodes[] = {
      "does not model. Known GEMM and convolution targets, SPMD annotations, XLA's TopK and Neuron's own "
      "activations, RMSNorm, softmax, argmax/argmin, top-k, nearest resize and markers are lowered, and so is "
      "TransformerEngine's fused attention (te_fused_attn_forward_ffi/backward_ffi) except dropout while "
-     "training (the device's random stream is not modelled), ALiBi, sink softmax types, FP8 and "
+     "training (the device's random stream is not modelled), ALiBi, FP8 and "
      "ragged (THD), mixed or paged QKV layouts; other vendor kernels (e.g. cuDNN's fused attention) are "
      "not, nor Neuron targets that cannot run on the simulated core (AwsNeuronCustomNativeKernel/CustomOp "
      "payloads, dropout, RmsNormBackward): the message says why.",

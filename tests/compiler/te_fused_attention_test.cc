@@ -44,6 +44,7 @@ struct Case {
   double scale = 0.5;
   std::string type = "f32";  // the custom-call's element type
   bool sink_version = false;  // TE's newer operand list (softmax_offset)
+  int softmax_type = 0;       // NVTE_Softmax_Type (with sink_version): 1 off-by-one, 2 learnable
   std::optional<bool> bottom_right_diagonal;  // TE's newer window alignment attribute
   bool softmax_aux = false;  // the max-512 backend's aux: the softmax, not its statistic
 
@@ -85,6 +86,7 @@ struct Case {
 
 struct Inputs {
   std::vector<double> q, k, v, bias, dout;
+  std::vector<double> offset;  // the learnable sink's logit per head
 };
 
 struct Forward {
@@ -120,9 +122,14 @@ Forward Attention(const Case& c, const Inputs& in) {
           logits[j] = c.bias_type == 1 ? c.scale * (dot + bias) : c.scale * dot + bias;
           keys.push_back(j);
         }
-        if (keys.empty()) continue;
-        double m = -INFINITY, sum = 0;
+        // The sink: one more term in the denominator, attending to nothing.
+        std::optional<double> sink;
+        if (c.softmax_type == 1) sink = 0.0;
+        if (c.softmax_type == 2) sink = in.offset[n];
+        if (keys.empty() && !sink) continue;
+        double m = sink.value_or(-INFINITY), sum = 0;
         for (int64_t j : keys) m = std::max(m, logits[j]);
+        if (sink) sum = std::exp(*sink - m);
         for (int64_t j : keys) sum += std::exp(logits[j] - m);
         int64_t row = (bi * c.h + n) * c.sq + i;
         f.lse[row] = m + std::log(sum);
@@ -153,7 +160,7 @@ std::string Config(const Case& c) {
       "v_head_dim = %d : i64, window_size_left = %d : i64, window_size_right = %d : i64",
       c.h, c.bias_type ? c.bias_b : 0, c.bias_type ? c.bias_h : 0, c.bias_type, c.b, c.skv, c.mask_type, c.hkv, c.sq,
       c.d, c.layout, c.scale, c.dv, c.left, c.right);
-  if (c.sink_version) text += ", softmax_type = 0 : i64";
+  if (c.sink_version) text += absl::StrFormat(", softmax_type = %d : i64", c.softmax_type);
   if (c.bottom_right_diagonal) {
     text += absl::StrFormat(", bottom_right_diagonal = %s", *c.bottom_right_diagonal ? "true" : "false");
   }
@@ -211,7 +218,10 @@ std::string Module(const Case& c, bool backward) {
     operand_dims[packed_at] = dims;
   }
   const std::string qkv = absl::StrJoin(operand, ", ");
-  std::string offset = c.sink_version ? "none, " : "";
+  // softmax_offset: [1, h, 1, 1] with a sink softmax, else empty.
+  std::string offset = !c.sink_version ? "" : c.softmax_type ? "offset, " : "none, ";
+  std::string offset_shape = ShapeText("f32", {1, c.h, 1, 1});
+  if (c.softmax_type) s += absl::StrFormat("  offset = %s parameter(%d)\n", offset_shape, param++);
   std::string bias_shape = c.bias_type ? ShapeText(t, bd) : t + "[0]";
   s += absl::StrFormat(
       "  fwd = (%s, %s, u32[2,4], u8[48]) custom-call(%s, bias, %sseed, qcu, kvcu, none, none, none, none, none, "
@@ -235,7 +245,7 @@ std::string Module(const Case& c, bool backward) {
       "none, none, none), custom_call_target=\"te_fused_attn_backward_ffi\", api_version=API_VERSION_TYPED_FFI, "
       "backend_config=%s\n",
       ShapeText(t, operand_dims[0]), ShapeText(t, operand_dims[1]), ShapeText(t, operand_dims[2]), bias_shape,
-      c.sink_version ? "f32[0], " : "", qkv, offset, Config(c));
+      !c.sink_version ? "" : c.softmax_type ? offset_shape + ", " : "f32[0], ", qkv, offset, Config(c));
   std::vector<std::vector<int64_t>> grads = {qd, kd, vd};
   if (c.bias_type) grads.push_back(bd);
   std::vector<std::string> names, shapes;
@@ -260,6 +270,11 @@ std::string Module(const Case& c, bool backward) {
     shapes.push_back(widen(g, grads[i]));
     names.push_back(g + ".f");
   }
+  if (c.softmax_type == 2) {
+    s += absl::StrFormat("  doffset = %s get-tuple-element(bwd), index=4\n", offset_shape);
+    shapes.push_back(offset_shape);
+    names.push_back("doffset");
+  }
   s += absl::StrFormat("  ROOT r = (%s) tuple(%s)\n}\n", absl::StrJoin(shapes, ", "), absl::StrJoin(names, ", "));
   return s;
 }
@@ -278,6 +293,7 @@ Inputs RandomInputs(const Case& c, uint32_t seed) {
   in.v = fill(c.b * c.skv * c.hkv * c.dv);
   in.bias = fill(c.bias_b * c.bias_h * c.sq * c.skv);
   in.dout = fill(c.b * c.sq * c.h * c.dv);
+  in.offset = fill(c.h);
   return in;
 }
 
@@ -299,6 +315,7 @@ std::vector<Tensor> Arguments(const Case& c, const Inputs& in, bool backward) {
   if (c.bias_type) args.push_back(FromDoubles({c.bias_b, c.bias_h, c.sq, c.skv}, in.bias));
   args.push_back(CuSeqlens(c, c.q_lens));
   args.push_back(CuSeqlens(c, c.kv_lens));
+  if (c.softmax_type) args.push_back(FromDoubles({1, c.h, 1, 1}, in.offset));
   if (backward) args.push_back(FromDoubles(c.Dims(c.sq, c.h, c.dv), in.dout));
   return args;
 }
@@ -328,6 +345,10 @@ std::vector<Case> Cases() {
   cases.push_back({.name = "bshd_bs2hd packed kv, gqa", .layout = 7, .sq = 2, .skv = 4, .h = 4, .hkv = 2,
                    .mask_type = 4});
   cases.push_back({.name = "sbhd_sbh2d packed kv, bias", .layout = 3, .bias_type = 2, .bias_b = 2, .bias_h = 2});
+  cases.push_back({.name = "off-by-one softmax, padding", .mask_type = 1, .q_lens = {3, 1}, .kv_lens = {2, 0},
+                   .sink_version = true, .softmax_type = 1});
+  cases.push_back({.name = "learnable sink softmax, gqa causal", .h = 4, .hkv = 2, .mask_type = 2,
+                   .sink_version = true, .softmax_type = 2});
   cases.push_back({.name = "softmax as the aux", .mask_type = 1, .q_lens = {2, 3}, .kv_lens = {3, 1},
                    .softmax_aux = true});
   return cases;
@@ -413,6 +434,7 @@ TEST(TeFusedAttentionTest, BackwardMatchesFiniteDifferences) {
     std::vector<std::pair<const char*, std::vector<double> Inputs::*>> grads = {
         {"dq", &Inputs::q}, {"dk", &Inputs::k}, {"dv", &Inputs::v}};
     if (c.bias_type) grads.push_back({"dbias", &Inputs::bias});
+    if (c.softmax_type == 2) grads.push_back({"dsoftmax_offset", &Inputs::offset});
     ASSERT_EQ(out->size(), grads.size());
     for (size_t g = 0; g < grads.size(); ++g) {
       std::vector<double> want = NumericGradient(c, in, grads[g].second);
@@ -449,8 +471,6 @@ TEST(TeFusedAttentionTest, UnmodelledConfigurationsAreRefusedByName) {
   EXPECT_NE(paged.find("NVTE_Paged_KV_BSHD_BSHD_BSHD"), std::string::npos) << paged;
   std::string ragged = RefusalOf(c, "qkv_layout = 9", "qkv_layout = 14");
   EXPECT_NE(ragged.find("NVTE_THD_THD_THD"), std::string::npos) << ragged;
-  std::string sink = RefusalOf(c, "window_size_right = -1 : i64", "window_size_right = -1 : i64, softmax_type = 1 : i64");
-  EXPECT_NE(sink.find("softmax_type"), std::string::npos) << sink;
   std::string segments = RefusalOf(c, "max_segments_per_seq = 1", "max_segments_per_seq = 2");
   EXPECT_NE(segments.find("max_segments_per_seq"), std::string::npos) << segments;
 }
@@ -477,6 +497,9 @@ TEST(TeFusedAttentionTest, MalformedCallsAreRefusedNotCrashed) {
   ExpectNear(Values<float>((*out)[0], want.out.size()), want.out, 1e-5, "huge window");
   std::string unpacked = RefusalOf(c, "qkv_layout = 9", "qkv_layout = 5");  // q is not [b, s, 3, h, d]
   EXPECT_NE(unpacked.find("packed qkv"), std::string::npos) << unpacked;
+  std::string sink = RefusalOf(c, "window_size_right = -1 : i64", "window_size_right = -1 : i64, softmax_type = 3 : i64");
+  EXPECT_NE(sink.find("NCC-E0205"), std::string::npos) << sink;
+  EXPECT_NE(sink.find("softmax_type"), std::string::npos) << sink;
   std::string no_bias = RefusalOf(c, "bias_type = 0", "bias_type = 2");  // the bias operand is f32[0]
   EXPECT_NE(no_bias.find("NCC-E0205"), std::string::npos) << no_bias;
   Case padded{.name = "padded", .mask_type = 1, .q_lens = {1, 2}, .kv_lens = {3, 3}};

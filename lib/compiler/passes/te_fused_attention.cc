@@ -19,6 +19,9 @@
 //     dimensions. The operand with softmax_offset comes with the
 //     softmax_type attribute (TE's sink-attention versions); before them it
 //     is absent.
+// Sink softmax (softmax_type 1, off-by-one: a logit 0; 2, learnable: the
+// logit softmax_offset[h]) adds exp(sink) to each row's denominator; the
+// sink attends to no value, so dsoftmax_offset[h] = -sum p_sink D.
 // GQA: K and V have num_gqa_groups heads, each shared by attn_heads /
 // num_gqa_groups consecutive query heads; their gradients sum over the group.
 // Masks (NVTE_Mask_Type): 0 none, 1 padding, 2 causal, 3 padding + causal,
@@ -34,8 +37,8 @@
 // k and v in k's (2, 3, 7, 8); the backward returns the gradients packed
 // the same way. bf16/f16 compute in f32 and round once. Refused by name:
 // dropout while training (the device's random stream is not modelled),
-// ALiBi, sink softmax types, ragged (THD), mixed and paged layouts, several
-// sequences per row (max_segments_per_seq), FP8.
+// ALiBi, ragged (THD), mixed and paged layouts, several sequences per row
+// (max_segments_per_seq), FP8.
 #include "lib/compiler/passes/te_fused_attention.h"
 
 #include <algorithm>
@@ -110,6 +113,8 @@ std::string_view RefusedLayoutName(int64_t layout) {
 
 constexpr int64_t kMaxSequence = int64_t{1} << 29;
 
+enum SoftmaxType : int64_t { kVanillaSoftmax = 0, kOffByOneSoftmax = 1, kLearnableSoftmax = 2 };
+
 enum BiasType : int64_t { kNoBias = 0, kPreScaleBias = 1, kPostScaleBias = 2, kAlibi = 3 };
 
 struct Config {
@@ -120,6 +125,7 @@ struct Config {
   int64_t window_left = -1, window_right = -1;
   std::optional<bool> bottom_right_diagonal;
   bool has_softmax_offset = false;  // TE versions with softmax_type
+  int64_t softmax_type = 0;         // NVTE_Softmax_Type
   bool Padding() const { return mask_type == 1 || mask_type == 3 || mask_type == 5; }
   bool Causal() const { return mask_type >= 2; }
   bool BottomRight() const { return bottom_right_diagonal.value_or(mask_type == 4 || mask_type == 5); }
@@ -194,10 +200,10 @@ class TeAttentionLowering {
     if (*mask < 0 || *mask > 5) return Bad(absl::StrFormat("mask_type %d is not an NVTE_Mask_Type", *mask));
     if (*bias == kAlibi) return Refuse("bias_type 3 (NVTE_ALIBI) is not supported");
     if (*bias < 0 || *bias > kAlibi) return Bad(absl::StrFormat("bias_type %d is not an NVTE_Bias_Type", *bias));
-    if (*softmax_type != 0) {
-      return Refuse(absl::StrFormat("softmax_type %d (off-by-one or learnable sink softmax) is not supported",
-                                    *softmax_type));
+    if (*softmax_type < kVanillaSoftmax || *softmax_type > kLearnableSoftmax) {
+      return Bad(absl::StrFormat("softmax_type %d is not an NVTE_Softmax_Type", *softmax_type));
     }
+    cfg_.softmax_type = *softmax_type;
     if (*segments != 1) {
       return Refuse(absl::StrFormat("max_segments_per_seq %d (several sequences packed in one row) is not supported",
                                     *segments));
@@ -284,6 +290,13 @@ class TeAttentionLowering {
           return Bad(absl::StrFormat("a padding mask needs cu_seqlens of b + 1 = %d integers; operand %d is %s",
                                      sz_.b + 1, i, cu.ToString(false)));
         }
+      }
+    }
+    if (cfg_.softmax_type == kLearnableSoftmax) {
+      const Shape& offset = cc_->operand(4)->shape();
+      if (!offset.IsArray() || !hlo::IsFloatingPoint(offset.type) ||
+          offset.dims != std::vector<int64_t>{1, sz_.heads, 1, 1}) {
+        return Bad(absl::StrFormat("softmax_offset %s is not [1, %d, 1, 1]", offset.ToString(false), sz_.heads));
       }
     }
     if (cfg_.bias_type != kNoBias) {
@@ -541,6 +554,16 @@ class TeAttentionLowering {
     return Dot(p, RepeatKvHeads(v), {{0, 1}, {l.batch, l.head}, {3}, {l.seq}});
   }
 
+  // The sink's logit, the extra term of each row's softmax that attends to
+  // nothing (TE's softmax_type): 0 for off-by-one, softmax_offset[h] for
+  // learnable, broadcast to `dims` with the heads at `head`. nullptr for the
+  // vanilla softmax.
+  Instruction* Sink(const std::vector<int64_t>& dims, int64_t head) {
+    if (cfg_.softmax_type == kVanillaSoftmax) return nullptr;
+    if (cfg_.softmax_type == kOffByOneSoftmax) return Splat(ElementType::kF32, dims, 0);
+    return Broadcast(Reshape(Operand(4), {sz_.heads}), dims, {head});
+  }
+
   // Zeros for the results that carry no values here (rng state, workspace).
   Instruction* Zeros(const Shape& s) { return Splat(s.type, s.dims, 0); }
 
@@ -552,7 +575,7 @@ class TeAttentionLowering {
       return Bad(absl::StrFormat("output %s is not q's shape with v's head size", s.tuple[0].ToString(false)));
     }
     bool stats = AuxIsStatistic(s.tuple[1]);
-    if (!stats && !AuxIsSoftmax(s.tuple[1])) return BadAux(s.tuple[1]);
+    if (!stats && (!AuxIsSoftmax(s.tuple[1]) || cfg_.softmax_type != kVanillaSoftmax)) return BadAux(s.tuple[1]);
 
     Instruction* logits = Logits(Wide(q_), Wide(k_));
     Instruction* keep = Mask();
@@ -560,11 +583,14 @@ class TeAttentionLowering {
     Instruction* kept = keep ? Select(keep, logits, Like(logits, lowest)) : logits;
     Instruction* row_max = AddReduceBroadcast(c_, ctx_.names, kept, 3, ctx_.reducer(Opcode::kMaximum, ElementType::kF32),
                                               -std::numeric_limits<double>::infinity());
+    Instruction* sink = Sink(Scores(), 1);
+    if (sink) row_max = Binary(Opcode::kMaximum, row_max, sink);
     Instruction* e = Unary(Opcode::kExp, Binary(Opcode::kSubtract, kept, row_max));
     if (keep) e = Select(keep, e, Like(e, 0));
     Instruction* sum = AddReduceBroadcast(c_, ctx_.names, e, 3, ctx_.reducer(Opcode::kAdd, ElementType::kF32), 0);
-    // A row with a key left sums to at least 1 (its largest term is exp(0));
-    // a row with none gives zeros rather than 0/0.
+    if (sink) sum = Binary(Opcode::kAdd, sum, Unary(Opcode::kExp, Binary(Opcode::kSubtract, sink, row_max)));
+    // A row with a key left (or a sink) sums to at least 1 (its largest
+    // term is exp(0)); a row with none gives zeros rather than 0/0.
     if (keep) sum = Binary(Opcode::kMaximum, sum, Like(sum, 1));
     Instruction* p = Binary(Opcode::kDivide, e, sum);
 
@@ -610,7 +636,7 @@ class TeAttentionLowering {
     Instruction* aux_in = cc_->operand(At(4));
     const Shape& aux = aux_in->shape();
     bool stats = AuxIsStatistic(aux);
-    if (!stats && !AuxIsSoftmax(aux)) return BadAux(aux);
+    if (!stats && (!AuxIsSoftmax(aux) || cfg_.softmax_type != kVanillaSoftmax)) return BadAux(aux);
     std::vector<int64_t> out_dims = q_->shape().dims;
     out_dims[l.dim] = sz_.dv;
     for (size_t i : {At(6), At(7)}) {
@@ -627,8 +653,9 @@ class TeAttentionLowering {
     Instruction* d_o = Operand(At(7));
     Instruction* keep = Mask();
     Instruction* p = nullptr;
+    Instruction* lse = nullptr;
     if (stats) {
-      Instruction* lse = Reshape(aux_in, {sz_.b, sz_.heads, sz_.sq});
+      lse = Reshape(aux_in, {sz_.b, sz_.heads, sz_.sq});
       Instruction* rebuilt = Binary(Opcode::kSubtract, Logits(q, k), Broadcast(lse, Scores(), {0, 1, 2}));
       p = Unary(Opcode::kExp, rebuilt);
     } else {
@@ -657,7 +684,20 @@ class TeAttentionLowering {
     } else {
       results.push_back(Zeros(s.tuple[3]));
     }
-    for (size_t i = 4; i < s.tuple.size(); ++i) results.push_back(Zeros(s.tuple[i]));
+    size_t next = 4;
+    if (cfg_.softmax_type == kLearnableSoftmax && s.tuple.size() > next) {
+      // d/d offset[h] of the sink's share: -sum over batch and rows of p_sink D.
+      const std::vector<int64_t> rows = {sz_.b, sz_.heads, sz_.sq};
+      Instruction* p_sink = Unary(Opcode::kExp, Binary(Opcode::kSubtract, Sink(rows, 1), lse));
+      if (!s.tuple[next].Compatible(cc_->operand(4)->shape())) {
+        return Bad(absl::StrFormat("dsoftmax_offset %s does not have softmax_offset's shape %s",
+                                   s.tuple[next].ToString(false), cc_->operand(4)->shape().ToString(false)));
+      }
+      Instruction* d = Unary(Opcode::kNegate, Sum(Binary(Opcode::kMultiply, p_sink, row), {0, 2}));
+      results.push_back(Convert(Reshape(d, s.tuple[next].dims), s.tuple[next].type));
+      ++next;
+    }
+    for (size_t i = next; i < s.tuple.size(); ++i) results.push_back(Zeros(s.tuple[i]));
     return AddInstruction(c_, Opcode::kTuple, ctx_.names.Get("tuple"), s, results);
   }
 
