@@ -95,20 +95,18 @@ std::optional<Layout> KnownLayout(int64_t layout) {
   }
 }
 
-// The name of a layout TE defines but this file refuses; empty if unknown.
+// The layouts TE defines that KnownLayout leaves out (ragged, mixed and
+// paged), by value; empty for any other value.
 std::string_view RefusedLayoutName(int64_t layout) {
   static constexpr std::string_view kNames[] = {
-      "",                    "",                    "",
-      "",                    "",                    "",
-      "",                    "",                    "",
-      "",                    "NVTE_T3HD",           "NVTE_TH3D",
-      "NVTE_THD_T2HD",       "NVTE_THD_TH2D",       "NVTE_THD_THD_THD",
-      "NVTE_SBHD_BSHD_BSHD", "NVTE_BSHD_SBHD_SBHD", "NVTE_THD_BSHD_BSHD",
-      "NVTE_THD_SBHD_SBHD",  "NVTE_Paged_KV_BSHD_BSHD_BSHD", "NVTE_Paged_KV_BSHD_SBHD_SBHD",
-      "NVTE_Paged_KV_SBHD_BSHD_BSHD", "NVTE_Paged_KV_SBHD_SBHD_SBHD", "NVTE_Paged_KV_THD_BSHD_BSHD",
-      "NVTE_Paged_KV_THD_SBHD_SBHD"};
-  if (layout < 0 || layout >= static_cast<int64_t>(std::size(kNames))) return "";
-  return kNames[layout];
+      "NVTE_T3HD",           "NVTE_TH3D",           "NVTE_THD_T2HD",
+      "NVTE_THD_TH2D",       "NVTE_THD_THD_THD",    "NVTE_SBHD_BSHD_BSHD",
+      "NVTE_BSHD_SBHD_SBHD", "NVTE_THD_BSHD_BSHD",  "NVTE_THD_SBHD_SBHD",
+      "NVTE_Paged_KV_BSHD_BSHD_BSHD", "NVTE_Paged_KV_BSHD_SBHD_SBHD", "NVTE_Paged_KV_SBHD_BSHD_BSHD",
+      "NVTE_Paged_KV_SBHD_SBHD_SBHD", "NVTE_Paged_KV_THD_BSHD_BSHD",  "NVTE_Paged_KV_THD_SBHD_SBHD"};
+  constexpr int64_t kFirst = 10;  // NVTE_T3HD
+  if (layout < kFirst || layout >= kFirst + static_cast<int64_t>(std::size(kNames))) return "";
+  return kNames[layout - kFirst];
 }
 
 constexpr int64_t kMaxSequence = int64_t{1} << 29;
