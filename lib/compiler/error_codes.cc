@@ -40,11 +40,14 @@ constexpr ErrorCode kCodes[] = {
      "Run `neuron-compile list-operators --framework XLA` for what is supported; rewrite the "
      "model to avoid the operator, or run that part on the host."},
     {kErrUnsupportedCustomCall, "unsupported custom-call target",
-     "A custom-call names a target the compiler does not know how to lower. Known GEMM and "
-     "convolution targets, SPMD annotations, XLA's TopK and Neuron's own activations, RMSNorm, "
-     "softmax, argmax/argmin, top-k, nearest resize and markers are lowered; other vendor kernels (e.g. TransformerEngine "
-     "fused attention) are not, nor Neuron targets that cannot run on the simulated core "
-     "(AwsNeuronCustomNativeKernel/CustomOp payloads, dropout, RmsNormBackward): the message says why.",
+     "A custom-call names a target the compiler does not know how to lower, or a configuration of one it "
+     "does not model. Known GEMM and convolution targets, SPMD annotations, XLA's TopK and Neuron's own "
+     "activations, RMSNorm, softmax, argmax/argmin, top-k, nearest resize and markers are lowered, and so is "
+     "TransformerEngine's fused attention (te_fused_attn_forward_ffi/backward_ffi) except dropout while "
+     "training (the device's random stream is not modelled), ALiBi, FP8 and "
+     "ragged (THD), mixed or paged QKV layouts; other vendor kernels (e.g. cuDNN's fused attention) are "
+     "not, nor Neuron targets that cannot run on the simulated core (AwsNeuronCustomNativeKernel/CustomOp "
+     "payloads, dropout, RmsNormBackward): the message says why.",
      "Export the model without the vendor kernel (e.g. disable cuDNN/TE fusions, or dump the "
      "module before backend-specific passes)."},
     {kErrDynamicShape, "dynamic shape not supported here",

@@ -54,7 +54,8 @@ std::vector<std::string> LoweredCustomCallTargets() {
                                   "MoveToDevice", "MoveToHost", "SPMDFullToShardShape", "SPMDShardToFullShape",
                                   "Sharding", "__cublas$gemm", "__cublas$lt$matmul", "__cudnn$convBiasActivationForward",
                                   "__cudnn$convForward", "__onednn$matmul", "annotate_device_placement",
-                                  "xla.sdy.FuncResultSharding", std::string(kernels::kDevicePrintTarget)};
+                                  "xla.sdy.FuncResultSharding", "te_fused_attn_forward_ffi", "te_fused_attn_backward_ffi",
+                                  std::string(kernels::kDevicePrintTarget)};
   std::sort(out.begin(), out.end());
   return out;
 }

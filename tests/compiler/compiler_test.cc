@@ -297,13 +297,13 @@ TEST(CompilerTest, ErrorsNameTheInstructionAndSource) {
   const char* text = R"(HloModule bad
 ENTRY main {
   p = f32[8] parameter(0)
-  ROOT f = f32[8] custom-call(p), custom_call_target="te_fused_attn_forward_ffi", metadata={op_name="jit(f)/attn" source_file="model.py" source_line=42}
+  ROOT f = f32[8] custom-call(p), custom_call_target="__cudnn$fmhaSoftmax", metadata={op_name="jit(f)/attn" source_file="model.py" source_line=42}
 })";
   auto r = CompileText(text, Options({}));
   ASSERT_FALSE(r.ok());
   std::string msg(r.status().message());
   EXPECT_EQ(ErrorCodeOf(r.status()), "NCC-E0202");
-  EXPECT_NE(msg.find("'te_fused_attn_forward_ffi'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'__cudnn$fmhaSoftmax'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("%f in computation 'main'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("model.py:42"), std::string::npos) << msg;
   EXPECT_NE(msg.find("op_name \"jit(f)/attn\""), std::string::npos) << msg;

@@ -13,44 +13,17 @@
 #include "lib/compiler/supported_ops.h"
 #include "lib/hlo/verifier.h"
 #include "lib/kernels/executable.h"
+#include "tests/compiler/lowered_run.h"
 #include "tests/compiler/test_util.h"
 
 namespace neuron::compiler {
 namespace {
 
 using kernels::Tensor;
+using testing::CompileAndRun;
 using testing::CompileText;
-
-absl::StatusOr<std::vector<Tensor>> CompileAndRun(std::string_view text, const std::vector<Tensor>& inputs) {
-  CompileOptions options;
-  options.optlevel = 2;
-  absl::StatusOr<CompileResult> r = CompileText(text, options, /*emit_neff=*/false);
-  if (!r.ok()) return r.status();
-  if (absl::Status v = hlo::Verify(*r->module); !v.ok()) return v;  // the lowered module is well formed
-  for (const hlo::Computation* c : r->module->computations()) {
-    for (const hlo::Instruction* inst : c->instructions()) {
-      if (inst->opcode() == hlo::Opcode::kCustomCall) return absl::InternalError("a custom-call is left");
-    }
-  }
-  absl::StatusOr<std::unique_ptr<kernels::Executable>> exe = kernels::Executable::Build(*r->module);
-  if (!exe.ok()) return exe.status();
-  std::vector<Tensor> outs;
-  if (absl::Status s = (*exe)->Run(inputs, &outs, kernels::ExecOptions{}); !s.ok()) return s;
-  return outs;
-}
-
-Tensor F32(std::vector<int64_t> dims, const std::vector<float>& v) {
-  Tensor t(hlo::ElementType::kF32, std::move(dims));
-  std::memcpy(t.data(), v.data(), v.size() * sizeof(float));
-  return t;
-}
-
-template <typename T>
-std::vector<T> Values(const Tensor& t, size_t n) {
-  std::vector<T> out(n);
-  std::memcpy(out.data(), t.data(), n * sizeof(T));
-  return out;
-}
+using testing::F32;
+using testing::Values;
 
 std::string Replace(std::string text, std::string_view from, std::string_view to) {
   for (size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);

@@ -19,6 +19,8 @@
 //     ...GeluBackward, ...Silu, ...SiluBackward, ...Erf, ...RmsNorm,
 //     ...ArgMax, ...ArgMin, ...TopK) and XLA's generic TopK: in
 //     neuron_custom_calls.cc.
+//   - TransformerEngine's fused attention (te_fused_attn_forward_ffi,
+//     te_fused_attn_backward_ffi): in te_fused_attention.cc.
 //   - domain instructions: the identity.
 //   - Convolutions (__cudnn$convForward, __cudnn$convBiasActivationForward
 //     with a bias and relu/no activation): convolution (+ bias, + relu).
@@ -35,6 +37,7 @@
 #include "lib/compiler/ir_util.h"
 #include "lib/compiler/passes/neuron_custom_calls.h"
 #include "lib/compiler/passes/passes.h"
+#include "lib/compiler/passes/te_fused_attention.h"
 #include "lib/hlo/shape_inference.h"
 #include "lib/support/parse.h"
 
@@ -117,6 +120,7 @@ class Lowering {
     if (target == "xla_builder.math.Acos") return Acos(c, cc);
     if (target == "xla_builder.math.NextAfter") return NextAfter(c, cc);
     if (IsNeuronFamilyTarget(target)) return LowerNeuronCustomCall(neuron_, c, cc);
+    if (IsTransformerEngineAttentionTarget(target)) return LowerTransformerEngineAttention(neuron_, c, cc);
     return nullptr;
   }
 
