@@ -42,6 +42,7 @@ absl::Status KernelRefusal(const hlo::Instruction& instr) {
       // The loops index square matrices and write the operand's shape.
       if (a.dims[a.rank() - 2] != a.dims.back() || out.dims != a.dims)
         return Refuse("cholesky of a non-square matrix or another result shape");
+      if (MixesComplex({a.type, out.type})) return Refuse("cholesky mixing complex and real types");
       return absl::OkStatus();
     }
     case Opcode::kTriangularSolve: {
@@ -55,6 +56,9 @@ absl::Status KernelRefusal(const hlo::Instruction& instr) {
       if (a.dims[a.rank() - 2] != n || b_n != n || a.rank() != b.rank() || out.dims != b.dims ||
           !std::equal(a.dims.begin(), a.dims.end() - 2, b.dims.begin()))
         return Refuse("triangular-solve shapes that do not match its options");
+      // One domain for the solve: complex is all or nothing.
+      if (MixesComplex({a.type, b.type, out.type}))
+        return Refuse("triangular-solve mixing complex and real types");
       return absl::OkStatus();
     }
     case Opcode::kFft: {
@@ -76,8 +80,6 @@ bool RunsWithComplexTypes(hlo::Opcode op) {
     case Opcode::kBatchNormTraining:
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormGrad:
-    case Opcode::kCholesky:
-    case Opcode::kTriangularSolve:
     case Opcode::kTopK:
     case Opcode::kRng:
     case Opcode::kReduceWindow:
