@@ -25,8 +25,6 @@ bool IsSupportedOpcode(Opcode op) {
     case Opcode::kDynamicReshape:
     case Opcode::kSetDimensionSize:
     case Opcode::kGetDimensionSize:
-    case Opcode::kRaggedAllToAll:
-    case Opcode::kRaggedDot:
     case Opcode::kScan:
       return false;
     default:

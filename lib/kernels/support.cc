@@ -61,6 +61,21 @@ absl::Status KernelRefusal(const hlo::Instruction& instr) {
         return Refuse("triangular-solve mixing complex and real types");
       return absl::OkStatus();
     }
+    case Opcode::kRaggedDot: {
+      // The kernel reads the dimension numbers the verifier checked; a
+      // module that skipped verification may lack them.
+      const auto& d = instr.attrs().dot;
+      if (instr.operand_count() != 3 || !d || d->lhs_ragged.size() != 1) return Refuse("ragged-dot without its ragged dimension");
+      return absl::OkStatus();
+    }
+    case Opcode::kRaggedAllToAll: {
+      // One offset per peer (XLA's later form with several updates per
+      // peer is not run); rows of the same type and row shape.
+      if (instr.operand_count() != 6) return Refuse("ragged-all-to-all without its six operands");
+      for (size_t i = 2; i < 6; ++i)
+        if (instr.operand(i)->shape().rank() != 1) return Refuse("ragged-all-to-all with offset arrays of rank other than 1");
+      return absl::OkStatus();
+    }
     case Opcode::kFft: {
       const std::string& type = instr.attrs().fft_type.empty() ? "FFT" : instr.attrs().fft_type;
       const auto& len = instr.attrs().fft_length;
@@ -80,6 +95,7 @@ bool RunsWithComplexTypes(hlo::Opcode op) {
     case Opcode::kBatchNormTraining:
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormGrad:
+    case Opcode::kRaggedDot:  // evaluated in double
     case Opcode::kTopK:
     case Opcode::kRng:
     case Opcode::kReduceWindow:
