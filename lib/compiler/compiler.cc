@@ -123,6 +123,7 @@ absl::StatusOr<CompileResult> CompileLoadedModule(std::unique_ptr<hlo::Module> m
   PassPipeline front;
   front.Add(MakeCustomCallLoweringPass());
   front.Add(MakeSendRecvLoweringPass());
+  front.Add(MakeScaledDotLoweringPass());
   if (absl::Status s = front.Run(module, options.verify_each_pass, log, &result.pass_stats); !s.ok()) return s;
   if (absl::Status s = CheckSupported(*module); !s.ok()) return s;
 

@@ -270,7 +270,7 @@ absl::Status Converter::ConvertInstruction(const xla::HloInstructionProto& p, Co
   }
   // ragged-dot keeps its dot dimensions inside ragged_dot_dimension_numbers.
   const bool ragged = op == Opcode::kRaggedDot;
-  if (p.has_dot_dimension_numbers() || op == Opcode::kDot || ragged) {
+  if (p.has_dot_dimension_numbers() || op == Opcode::kDot || op == Opcode::kScaledDot || ragged) {
     const auto& d = ragged ? p.ragged_dot_dimension_numbers().dot_dimension_numbers() : p.dot_dimension_numbers();
     DotDims dd;
     dd.lhs_batch.assign(d.lhs_batch_dimensions().begin(), d.lhs_batch_dimensions().end());

@@ -201,6 +201,28 @@ Result Dot(const Instruction& inst) {
   return std::optional<Shape>(Shape::Array(inst.shape().type, *dims));
 }
 
+// scaled-dot(lhs, rhs, lhs_scale, rhs_scale[, global scales]): a dot of
+// the operands times their block scales; a scale has its operand's rank
+// and each of its dimensions divides the operand's (the block size).
+Result ScaledDot(const Instruction& inst) {
+  if (inst.operand_count() != 4 && inst.operand_count() != 6) {
+    return Fail(absl::StrFormat("scaled-dot takes 4 operands (or 6 with global scales), got %d", inst.operand_count()));
+  }
+  for (size_t i = 0; i < inst.operand_count(); ++i) HLO_RETURN_IF_ERROR(IsArray(inst, i));
+  for (size_t i = 0; i < 2; ++i) {
+    const Shape& x = inst.operand(i)->shape();
+    const Shape& s = inst.operand(i + 2)->shape();
+    bool blocks = s.rank() == x.rank();
+    for (int64_t d = 0; blocks && d < x.rank(); ++d) blocks = s.dims[d] > 0 && x.dims[d] % s.dims[d] == 0;
+    if (!blocks) {
+      return Fail(absl::StrFormat("scaled-dot scale %s does not divide its operand %s into blocks", S(s), S(x)));
+    }
+  }
+  auto dims = DotResultDims(inst.operand(0)->shape(), inst.operand(1)->shape(), inst.attrs().dot.value_or(DotDims{}));
+  if (!dims.ok()) return dims.status();
+  return std::optional<Shape>(Shape::Array(inst.shape().type, *dims));
+}
+
 // ragged-dot(lhs, rhs, group_sizes): one lhs dimension is split into
 // consecutive groups. Ragged non-contracting: rhs has a group dimension
 // and the result is the dot's; ragged contracting: the result gains a
@@ -688,6 +710,8 @@ Result Infer(const Instruction& inst) {
       return Dot(inst);
     case Opcode::kRaggedDot:
       return RaggedDot(inst);
+    case Opcode::kScaledDot:
+      return ScaledDot(inst);
     case Opcode::kConvolution:
       return Convolution(inst);
     case Opcode::kReduce:

@@ -76,6 +76,11 @@ absl::Status KernelRefusal(const hlo::Instruction& instr) {
         if (instr.operand(i)->shape().rank() != 1) return Refuse("ragged-all-to-all with offset arrays of rank other than 1");
       return absl::OkStatus();
     }
+    case Opcode::kScaledDot:
+      // The compiler lowers the four-operand form to dot (passes/
+      // scaled_dot_lowering.cc); what reaches the executor is the rest.
+      if (instr.operand_count() == 4) return Refuse("scaled-dot before the compiler lowers it to dot");
+      return Refuse("scaled-dot with per-tensor global scales (six operands)");
     case Opcode::kFft: {
       const std::string& type = instr.attrs().fft_type.empty() ? "FFT" : instr.attrs().fft_type;
       const auto& len = instr.attrs().fft_length;

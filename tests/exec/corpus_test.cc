@@ -34,16 +34,17 @@ constexpr uintmax_t kSizeCap = 200 * 1024;
 constexpr const char* kRunLimit = "20";  // seconds, per tool run
 
 // Floors at the measured tally. Measured 2026-12-05 over the 227 modules
-// under kSizeCap: 205 compiled, 203 ran (11 of them as multi-rank jobs), 22
-// refused by the compiler, 2 over the time limit (fuzz_rand_000004 and
-// fp8_gemm_loop; the next slowest took up to 11 s over two runs), 0 crashes.
+// under kSizeCap: 206 compiled, 204 ran (12 of them as multi-rank jobs,
+// ragged-all-to-all's among them), 21 refused by the compiler, 2 over the
+// time limit (fuzz_rand_000004 and fp8_gemm_loop; the next slowest took up
+// to 14 s over two runs), 0 crashes.
 // A run over the time limit moves with the machine's load (scripts/test
 // runs two jobs at once), so the floors count it with what it would have
 // been: every module that compiles or hits the limit compiling is at least
 // kMinCompiled, and every one of those ran or hit the limit running.
-constexpr int kMinCompiled = 205;
+constexpr int kMinCompiled = 206;
 // Ceiling: more refusals than measured fail.
-constexpr int kMaxRefused = 22;
+constexpr int kMaxRefused = 21;
 constexpr size_t kSlowestShown = 5;
 
 // neuron-compile's documented exit statuses (man/neuron-compile.1 EXIT
