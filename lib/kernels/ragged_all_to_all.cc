@@ -59,9 +59,9 @@ absl::Status RaggedAllToAll(CollectiveOps* coll, const CollectiveCall& call, int
     const int64_t rows = LoadInt(in.send_sizes->type, send_sizes.data(), at);
     const int64_t to = LoadInt(in.output_offsets->type, output_offsets.data(), at);
     if (rows < 0 || from < 0 || to < 0 || from > in_rows - rows || to > out_rows - rows) {
-      return absl::OutOfRangeError(absl::StrCat("ragged-all-to-all: member ", sender, " sends rows [", from, ", ",
-                                                from + rows, ") of ", in_rows, " to rows [", to, ", ", to + rows,
-                                                ") of ", out_rows));
+      return absl::OutOfRangeError(absl::StrCat("ragged-all-to-all: member ", sender, " sends ", rows,
+                                                " rows from row ", from, " of ", in_rows, " to row ", to, " of ",
+                                                out_rows));
     }
     if (rows)
       std::memcpy(out.data + to * row_bytes, inputs.data() + sender * in.input->bytes + from * row_bytes,

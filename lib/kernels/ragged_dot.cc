@@ -52,12 +52,15 @@ Walk WalkDims(const Buf& b, const std::vector<int64_t>& dims, bool with_coords) 
 // group_sizes its prefix dimensions pick, then the consecutive runs.
 class GroupFinder {
  public:
-  GroupFinder(const Buf& group_sizes, std::vector<int64_t> prefix) : prefix_(std::move(prefix)) {
+  GroupFinder(const Buf& group_sizes, std::vector<int64_t> prefix, int64_t ragged_extent)
+      : prefix_(std::move(prefix)) {
     groups_ = group_sizes.dims.back();
     broadcast_ = group_sizes.rank() == 1;
     sizes_.resize(group_sizes.count);
-    // A negative size is an empty group.
-    for (int64_t i = 0; i < group_sizes.count; ++i) sizes_[i] = std::max<int64_t>(0, LoadInt(group_sizes.type, group_sizes.data, i));
+    // A negative size is an empty group; one past the ragged dimension
+    // covers the rest of it (so the running sums cannot overflow).
+    for (int64_t i = 0; i < group_sizes.count; ++i)
+      sizes_[i] = std::clamp<int64_t>(LoadInt(group_sizes.type, group_sizes.data, i), 0, ragged_extent);
     prefix_extent_.assign(prefix_.size(), 0);
   }
   void SetExtents(const std::vector<int64_t>& lhs_dims) {
@@ -101,7 +104,7 @@ void RaggedDot(const Buf& lhs, const Buf& rhs, const Buf& group_sizes, const hlo
              rc = WalkDims(rhs, d.rhs_contracting, false);
   const int64_t B = lb.offsets.size(), M = lf.offsets.size(), K = lc.offsets.size(), N = rf.offsets.size();
   const int64_t group_stride = d.rhs_group.empty() ? 0 : RowMajorStrides(rhs.dims)[d.rhs_group[0]];
-  GroupFinder finder(group_sizes, hlo::RaggedDotGroupPrefix(d, lhs.rank()));
+  GroupFinder finder(group_sizes, hlo::RaggedDotGroupPrefix(d, lhs.rank()), lhs.dims[ragged]);
   finder.SetExtents(lhs.dims);
 
   std::vector<double> lhs_v(lhs.count), rhs_v(rhs.count);

@@ -63,6 +63,30 @@ ENTRY e {
             want);
 }
 
+// Sizes out of range are read as XLA's runs would cover the rows: a
+// negative size is an empty group, one past the end takes the rest.
+TEST(RaggedDotTest, NegativeAndHugeGroupSizesCoverWhatTheyCan) {
+  const int64_t m = 4, k = 2, g = 3, n = 2;
+  const std::vector<int64_t> sizes = {-3, int64_t{1} << 62, 5};  // group 1 takes every row
+  std::mt19937 rng(9);
+  std::vector<double> lhs = Random(m * k, rng), rhs = Random(g * k * n, rng);
+  std::vector<double> want(m * n, 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t c = 0; c < k; ++c) want[i * n + j] += lhs[i * k + c] * rhs[(1 * k + c) * n + j];
+  Tensor s(ET::kS64, {g});
+  for (int64_t i = 0; i < g; ++i) s.as<int64_t>()[i] = sizes[i];
+  EXPECT_EQ(RunFirstOutput(R"(HloModule m
+ENTRY e {
+  a = f32[4,2] parameter(0)
+  b = f32[3,2,2] parameter(1)
+  s = s64[3] parameter(2)
+  ROOT r = f32[4,2] ragged-dot(a, b, s), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+})",
+                           {MakeTensor(ET::kF32, {m, k}, lhs), MakeTensor(ET::kF32, {g, k, n}, rhs), s}),
+            want);
+}
+
 // group_sizes [x, g]: each outer lhs index x has its own grouping of the
 // ragged dimension (XLA's importer example, scaled down).
 TEST(RaggedDotTest, GroupSizesPerOuterDimension) {
