@@ -5,6 +5,7 @@
 
 #include "lib/hlo/ragged_dot_dims.h"
 #include "lib/kernels/element_convert.h"
+#include "lib/kernels/gemm.h"
 
 namespace neuron::kernels {
 namespace {
@@ -112,30 +113,49 @@ void RaggedDot(const Buf& lhs, const Buf& rhs, const Buf& group_sizes, const hlo
   for (int64_t i = 0; i < rhs.count; ++i) rhs_v[i] = LoadDouble(rhs.type, rhs.data, i);
   // Ragged contracting: one [B,M,N] slice per group, each summing only the
   // contracting positions of its group. Otherwise one slice.
-  const int64_t slices = mode == RaggedDotMode::kContracting ? finder.groups() : 1;
+  const int64_t groups = mode == RaggedDotMode::kBatch ? 1 : finder.groups();
+  const int64_t slices = mode == RaggedDotMode::kContracting ? groups : 1;
   std::vector<double> acc(slices * B * M * N, 0.0);
   std::vector<int64_t> coord(lhs.rank(), 0);
+  // Per batch index and group: the rows (non-contracting mode) or the
+  // contracting positions (contracting mode) in the group, packed into
+  // dense matrices for one GEMM.
+  std::vector<std::vector<int64_t>> members(groups);
+  std::vector<double> a, bm, c;
   for (int64_t b = 0; b < B; ++b) {
     Scatter(d.lhs_batch, lb.coords[b], coord);
-    for (int64_t m = 0; m < M; ++m) {
-      Scatter(lhs_free, lf.coords[m], coord);
-      int64_t row_group = 0;
-      if (mode == RaggedDotMode::kNonContracting) {
-        row_group = finder.Find(coord, ragged);
-        if (row_group < 0) continue;  // past the groups: zero
+    for (auto& list : members) list.clear();
+    if (mode == RaggedDotMode::kNonContracting) {
+      for (int64_t m = 0; m < M; ++m) {
+        Scatter(lhs_free, lf.coords[m], coord);
+        if (int64_t g = finder.Find(coord, ragged); g >= 0) members[g].push_back(m);  // else: zero
       }
+    } else if (mode == RaggedDotMode::kContracting) {
       for (int64_t k = 0; k < K; ++k) {
-        int64_t slice = 0;
-        if (mode == RaggedDotMode::kContracting) {
-          Scatter(d.lhs_contracting, lc.coords[k], coord);
-          slice = finder.Find(coord, ragged);
-          if (slice < 0) continue;
-        }
-        const double a = lhs_v[lb.offsets[b] + lf.offsets[m] + lc.offsets[k]];
-        const int64_t rhs_base = rb.offsets[b] + rc.offsets[k] + row_group * group_stride;
-        double* o = &acc[((slice * B + b) * M + m) * N];
-        for (int64_t n = 0; n < N; ++n) o[n] += a * rhs_v[rhs_base + rf.offsets[n]];
+        Scatter(d.lhs_contracting, lc.coords[k], coord);
+        if (int64_t g = finder.Find(coord, ragged); g >= 0) members[g].push_back(k);
       }
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      const bool by_rows = mode == RaggedDotMode::kNonContracting;
+      const std::vector<int64_t>* rows = by_rows ? &members[g] : nullptr;
+      const std::vector<int64_t>* ks = mode == RaggedDotMode::kContracting ? &members[g] : nullptr;
+      const int64_t mm = rows ? static_cast<int64_t>(rows->size()) : M;
+      const int64_t kk = ks ? static_cast<int64_t>(ks->size()) : K;
+      if (mm == 0 || kk == 0 || N == 0) continue;
+      a.resize(mm * kk);
+      bm.resize(kk * N);
+      c.resize(mm * N);
+      for (int64_t i = 0; i < mm; ++i)
+        for (int64_t j = 0; j < kk; ++j)
+          a[i * kk + j] = lhs_v[lb.offsets[b] + lf.offsets[rows ? (*rows)[i] : i] + lc.offsets[ks ? (*ks)[j] : j]];
+      const int64_t rhs_base = rb.offsets[b] + (by_rows ? g * group_stride : 0);
+      for (int64_t j = 0; j < kk; ++j)
+        for (int64_t n = 0; n < N; ++n) bm[j * N + n] = rhs_v[rhs_base + rc.offsets[ks ? (*ks)[j] : j] + rf.offsets[n]];
+      Dgemm(false, false, mm, N, kk, a.data(), kk, bm.data(), N, c.data(), N);
+      double* slice = &acc[((mode == RaggedDotMode::kContracting ? g : 0) * B + b) * M * N];
+      for (int64_t i = 0; i < mm; ++i)
+        std::copy(&c[i * N], &c[(i + 1) * N], slice + (rows ? (*rows)[i] : i) * N);
     }
   }
   for (int64_t i = 0; i < out.count; ++i) StoreDouble(out.type, out.data, i, acc[i]);
