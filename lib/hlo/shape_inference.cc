@@ -253,6 +253,9 @@ Result RaggedDot(const Instruction& inst) {
   if (g.dims.back() != groups) {
     return Fail(absl::StrFormat("ragged-dot group_sizes %s must end in the group count %d", S(g), groups));
   }
+  // The dot's dimension numbers first: the group prefix indexes lhs by them.
+  auto dims = DotResultDims(l, r, d, d.rhs_group);
+  if (!dims.ok()) return dims.status();
   // group_sizes is [g] or [prefix..., g], the prefix sized as lhs's.
   const std::vector<int64_t> prefix = RaggedDotGroupPrefix(d, l.rank());
   bool prefix_fits = g.rank() == static_cast<int64_t>(prefix.size()) + 1;
@@ -261,8 +264,6 @@ Result RaggedDot(const Instruction& inst) {
     return Fail(absl::StrFormat("ragged-dot group_sizes %s must be [%d] or lhs's dimensions %s then [%d]", S(g),
                                 groups, Dims(prefix), groups));
   }
-  auto dims = DotResultDims(l, r, d, d.rhs_group);
-  if (!dims.ok()) return dims.status();
   if (mode == RaggedDotMode::kContracting) dims->insert(dims->begin(), groups);
   return std::optional<Shape>(Shape::Array(inst.shape().type, *dims));
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "lib/hlo/shape_inference.h"
+
 namespace neuron::kernels {
 namespace {
 
@@ -19,6 +21,13 @@ bool MixesComplex(std::initializer_list<hlo::ElementType> types) {
 }
 
 absl::Status Refuse(const char* why) { return absl::UnimplementedError(why); }
+
+// hlo::InferShape accepts the operands and attributes, and gives the
+// declared result's type-free dims.
+bool FitsShapeRule(const hlo::Instruction& instr) {
+  absl::StatusOr<std::optional<hlo::Shape>> inferred = hlo::InferShape(instr);
+  return inferred.ok() && inferred->has_value() && instr.shape().IsArray() && (*inferred)->dims == instr.shape().dims;
+}
 
 }  // namespace
 
@@ -61,19 +70,16 @@ absl::Status KernelRefusal(const hlo::Instruction& instr) {
         return Refuse("triangular-solve mixing complex and real types");
       return absl::OkStatus();
     }
-    case Opcode::kRaggedDot: {
-      // The kernel reads the dimension numbers the verifier checked; a
-      // module that skipped verification may lack them.
-      const auto& d = instr.attrs().dot;
-      if (instr.operand_count() != 3 || !d || d->lhs_ragged.size() != 1) return Refuse("ragged-dot without its ragged dimension");
-      return absl::OkStatus();
-    }
+    case Opcode::kRaggedDot:
     case Opcode::kRaggedAllToAll: {
+      // The kernels index by the shapes the verifier's rule accepts; a
+      // NEFF's program is not verified again when it loads.
+      if (!FitsShapeRule(instr)) return Refuse("ragged operator whose shapes do not fit its dimension numbers");
       // One offset per peer (XLA's later form with several updates per
-      // peer is not run); rows of the same type and row shape.
-      if (instr.operand_count() != 6) return Refuse("ragged-all-to-all without its six operands");
-      for (size_t i = 2; i < 6; ++i)
-        if (instr.operand(i)->shape().rank() != 1) return Refuse("ragged-all-to-all with offset arrays of rank other than 1");
+      // peer is not run).
+      if (instr.opcode() == Opcode::kRaggedAllToAll)
+        for (size_t i = 2; i < 6; ++i)
+          if (instr.operand(i)->shape().rank() != 1) return Refuse("ragged-all-to-all with offset arrays of rank other than 1");
       return absl::OkStatus();
     }
     case Opcode::kScaledDot:

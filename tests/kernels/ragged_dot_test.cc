@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "lib/hlo/load.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace neuron::kernels::testing {
@@ -183,6 +184,23 @@ TEST(RaggedDotTest, InconsistentDimensionNumbersAreRefusedByTheVerifier) {
     ASSERT_FALSE(exe.ok()) << root;
     EXPECT_NE(std::string(exe.status().message()).find(needle), std::string::npos) << exe.status();
   }
+}
+
+// A NEFF's program is not verified again at load: the executor's own
+// planning rule refuses dimension numbers its kernel would index past.
+TEST(RaggedDotTest, UnverifiedBadDimensionsAreRefusedByThePlanner) {
+  auto module = hlo::LoadModule(R"(HloModule m
+ENTRY e {
+  a = f32[7,3] parameter(0)
+  b = f32[3,3,4] parameter(1)
+  s = s32[3] parameter(2)
+  ROOT r = f32[7,4] ragged-dot(a, b, s), lhs_batch_dims={5}, rhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+})",
+                                "bad.hlo");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto exe = Executable::Build(**module);
+  ASSERT_FALSE(exe.ok());
+  EXPECT_NE(std::string(exe.status().message()).find("do not fit"), std::string::npos) << exe.status();
 }
 
 }  // namespace
