@@ -218,7 +218,9 @@ Result ScaledDot(const Instruction& inst) {
       return Fail(absl::StrFormat("scaled-dot scale %s does not divide its operand %s into blocks", S(s), S(x)));
     }
   }
-  auto dims = DotResultDims(inst.operand(0)->shape(), inst.operand(1)->shape(), inst.attrs().dot.value_or(DotDims{}));
+  DotDims d = inst.attrs().dot.value_or(DotDims{});
+  if (!d.lhs_ragged.empty() || !d.rhs_group.empty()) return Fail("lhs_ragged_dims/rhs_group_dims belong to ragged-dot");
+  auto dims = DotResultDims(inst.operand(0)->shape(), inst.operand(1)->shape(), d);
   if (!dims.ok()) return dims.status();
   return std::optional<Shape>(Shape::Array(inst.shape().type, *dims));
 }
