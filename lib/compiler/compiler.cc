@@ -125,6 +125,7 @@ absl::StatusOr<CompileResult> CompileLoadedModule(std::unique_ptr<hlo::Module> m
   front.Add(MakeSendRecvLoweringPass());
   // Bounded dynamic dimensions become static arrays plus s32 sizes.
   front.Add(MakeDynamicPadderPass());
+  front.Add(MakeScaledDotLoweringPass());
   if (absl::Status s = front.Run(module, options.verify_each_pass, log, &result.pass_stats); !s.ok()) return s;
   if (absl::Status s = CheckSupported(*module); !s.ok()) return s;
 

@@ -67,7 +67,10 @@ constexpr ErrorCode kCodes[] = {
      "valid elements must move, or pad inputs to a static size (bucketing) and export a static-shaped "
      "module."},
     {kErrComplexType, "complex types are not supported",
-     "An instruction produces or consumes c64/c128 values (the real compiler's NCC_EVRF004).",
+     "An instruction produces or consumes c64/c128 values in an operator the executor computes "
+     "only in real arithmetic: batch-norm, reduce-window, top-k, rng, ragged-dot and custom-calls "
+     "(the real compiler's NCC_EVRF004). Elementwise ops, dot, convolution, fft, cholesky "
+     "(Hermitian, A = L L^H) and triangular-solve (ADJOINT conjugates) run on complex values.",
      "Split complex arithmetic into real and imaginary parts in the model."},
     {kErrBadCustomCall, "malformed custom-call",
      "A custom-call the compiler would lower has operands, a result shape or a backend_config "
@@ -75,8 +78,10 @@ constexpr ErrorCode kCodes[] = {
      "Check the producer of the module; the message says what was expected."},
     {kErrUnsupportedKernel, "unsupported operand types or shapes",
      "The operator is supported, but not with these operand types, shapes or attributes (e.g. "
-     "a dot mixing complex and real operands, a triangular-solve whose shapes do not fit its "
-     "options); the executor's kernels would refuse the NEFF at load.",
+     "a dot, cholesky or triangular-solve mixing complex and real operands, a triangular-solve "
+     "whose shapes do not fit its options, a scaled-dot with per-tensor global scales (six "
+     "operands: only the four-operand form is lowered to dot), a ragged-all-to-all whose offset "
+     "arrays are not rank 1); the executor's kernels would refuse the NEFF at load.",
      "The message names the instruction and the reason; convert the operands or fix the "
      "producer of the module."},
     {kErrOutputUnwritable, "output cannot be written",

@@ -23,8 +23,6 @@ bool IsSupportedOpcode(Opcode op) {
     case Opcode::kSendDone:
     case Opcode::kRecv:
     case Opcode::kRecvDone:
-    case Opcode::kRaggedAllToAll:
-    case Opcode::kRaggedDot:
     case Opcode::kScan:
       return false;
     default:

@@ -48,6 +48,10 @@ struct WindowDim {
 struct DotDims {
   std::vector<int64_t> lhs_batch, rhs_batch;
   std::vector<int64_t> lhs_contracting, rhs_contracting;
+  // ragged-dot only (XLA's RaggedDotDimensionNumbers): the lhs dimension
+  // split into groups, and rhs's group dimension (ragged non-contracting
+  // mode only).
+  std::vector<int64_t> lhs_ragged, rhs_group;
   bool operator==(const DotDims&) const = default;
 };
 

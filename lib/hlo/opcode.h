@@ -119,6 +119,7 @@ enum class OpKind : uint8_t {
   V(kRoundNearestEven, "round-nearest-even", kUnary)              \
   V(kRsqrt, "rsqrt", kUnary)                                      \
   V(kScan, "scan", kOther)                                        \
+  V(kScaledDot, "scaled-dot", kOther)                             \
   V(kScatter, "scatter", kOther)                                  \
   V(kSelect, "select", kOther)                                    \
   V(kSelectAndScatter, "select-and-scatter", kOther)              \

@@ -166,6 +166,8 @@ std::string PrintInstruction(const Instruction& inst, const PrintOptions& option
     if (!a.dot->lhs_contracting.empty()) attrs.push_back("lhs_contracting_dims=" + Ints(a.dot->lhs_contracting));
     if (!a.dot->rhs_batch.empty()) attrs.push_back("rhs_batch_dims=" + Ints(a.dot->rhs_batch));
     if (!a.dot->rhs_contracting.empty()) attrs.push_back("rhs_contracting_dims=" + Ints(a.dot->rhs_contracting));
+    if (!a.dot->lhs_ragged.empty()) attrs.push_back("lhs_ragged_dims=" + Ints(a.dot->lhs_ragged));
+    if (!a.dot->rhs_group.empty()) attrs.push_back("rhs_group_dims=" + Ints(a.dot->rhs_group));
   }
   if (!a.operand_precision.empty()) {
     attrs.push_back("operand_precision={" + absl::StrJoin(a.operand_precision, ",") + "}");

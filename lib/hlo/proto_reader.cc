@@ -268,13 +268,20 @@ absl::Status Converter::ConvertInstruction(const xla::HloInstructionProto& p, Co
       a.padding.push_back({d.edge_padding_low(), d.edge_padding_high(), d.interior_padding()});
     }
   }
-  if (p.has_dot_dimension_numbers() || op == Opcode::kDot) {
-    const auto& d = p.dot_dimension_numbers();
+  // ragged-dot keeps its dot dimensions inside ragged_dot_dimension_numbers.
+  const bool ragged = op == Opcode::kRaggedDot;
+  if (p.has_dot_dimension_numbers() || op == Opcode::kDot || op == Opcode::kScaledDot || ragged) {
+    const auto& d = ragged ? p.ragged_dot_dimension_numbers().dot_dimension_numbers() : p.dot_dimension_numbers();
     DotDims dd;
     dd.lhs_batch.assign(d.lhs_batch_dimensions().begin(), d.lhs_batch_dimensions().end());
     dd.rhs_batch.assign(d.rhs_batch_dimensions().begin(), d.rhs_batch_dimensions().end());
     dd.lhs_contracting.assign(d.lhs_contracting_dimensions().begin(), d.lhs_contracting_dimensions().end());
     dd.rhs_contracting.assign(d.rhs_contracting_dimensions().begin(), d.rhs_contracting_dimensions().end());
+    if (ragged) {
+      const auto& r = p.ragged_dot_dimension_numbers();
+      dd.lhs_ragged.assign(r.lhs_ragged_dimensions().begin(), r.lhs_ragged_dimensions().end());
+      dd.rhs_group.assign(r.rhs_group_dimensions().begin(), r.rhs_group_dimensions().end());
+    }
     a.dot = std::move(dd);
   }
   for (int prec : p.precision_config().operand_precision()) {

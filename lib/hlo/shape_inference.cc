@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "lib/hlo/computation.h"
+#include "lib/hlo/ragged_dot_dims.h"
 
 namespace neuron::hlo {
 namespace {
@@ -149,13 +150,10 @@ Result Elementwise(const Instruction& inst) {
   return std::optional<Shape>(WithType(a, a.type));
 }
 
-Result Dot(const Instruction& inst) {
-  HLO_RETURN_IF_ERROR(Arity(inst, 2));
-  HLO_RETURN_IF_ERROR(IsArray(inst, 0));
-  HLO_RETURN_IF_ERROR(IsArray(inst, 1));
-  const Shape& l = inst.operand(0)->shape();
-  const Shape& r = inst.operand(1)->shape();
-  DotDims d = inst.attrs().dot.value_or(DotDims{});
+// The result dims of a dot of l and r: batch, lhs free, rhs free (rhs's
+// group dimension, for ragged-dot, is not free: it picks a matrix).
+absl::StatusOr<std::vector<int64_t>> DotResultDims(const Shape& l, const Shape& r, const DotDims& d,
+                                                   const std::vector<int64_t>& rhs_group = {}) {
   HLO_RETURN_IF_ERROR(DimsInRange(d.lhs_batch, l.rank(), "lhs_batch_dims"));
   HLO_RETURN_IF_ERROR(DimsInRange(d.rhs_batch, r.rank(), "rhs_batch_dims"));
   HLO_RETURN_IF_ERROR(DimsInRange(d.lhs_contracting, l.rank(), "lhs_contracting_dims"));
@@ -177,16 +175,99 @@ Result Dot(const Instruction& inst) {
   }
   std::vector<int64_t> dims;
   for (int64_t b : d.lhs_batch) dims.push_back(l.dims[b]);
-  auto free = [&](const Shape& s, const std::vector<int64_t>& batch, const std::vector<int64_t>& contract) {
+  auto free = [&](const Shape& s, const std::vector<int64_t>& batch, const std::vector<int64_t>& contract,
+                  const std::vector<int64_t>& skip) {
     for (int64_t i = 0; i < s.rank(); ++i) {
-      if (std::count(batch.begin(), batch.end(), i) || std::count(contract.begin(), contract.end(), i)) continue;
+      if (std::count(batch.begin(), batch.end(), i) || std::count(contract.begin(), contract.end(), i) ||
+          std::count(skip.begin(), skip.end(), i))
+        continue;
       dims.push_back(s.dims[i]);
     }
   };
-  free(l, d.lhs_batch, d.lhs_contracting);
-  free(r, d.rhs_batch, d.rhs_contracting);
+  free(l, d.lhs_batch, d.lhs_contracting, {});
+  free(r, d.rhs_batch, d.rhs_contracting, rhs_group);
+  return dims;
+}
+
+Result Dot(const Instruction& inst) {
+  HLO_RETURN_IF_ERROR(Arity(inst, 2));
+  HLO_RETURN_IF_ERROR(IsArray(inst, 0));
+  HLO_RETURN_IF_ERROR(IsArray(inst, 1));
+  DotDims d = inst.attrs().dot.value_or(DotDims{});
+  if (!d.lhs_ragged.empty() || !d.rhs_group.empty()) return Fail("lhs_ragged_dims/rhs_group_dims belong to ragged-dot");
+  auto dims = DotResultDims(inst.operand(0)->shape(), inst.operand(1)->shape(), d);
+  if (!dims.ok()) return dims.status();
   // The result type may be a preferred type of its own: keep the declared one.
-  return std::optional<Shape>(Shape::Array(inst.shape().type, dims));
+  return std::optional<Shape>(Shape::Array(inst.shape().type, *dims));
+}
+
+// scaled-dot(lhs, rhs, lhs_scale, rhs_scale[, global scales]): a dot of
+// the operands times their block scales; a scale has its operand's rank
+// and each of its dimensions divides the operand's (the block size).
+Result ScaledDot(const Instruction& inst) {
+  if (inst.operand_count() != 4 && inst.operand_count() != 6) {
+    return Fail(absl::StrFormat("scaled-dot takes 4 operands (or 6 with global scales), got %d", inst.operand_count()));
+  }
+  for (size_t i = 0; i < inst.operand_count(); ++i) HLO_RETURN_IF_ERROR(IsArray(inst, i));
+  for (size_t i = 0; i < 2; ++i) {
+    const Shape& x = inst.operand(i)->shape();
+    const Shape& s = inst.operand(i + 2)->shape();
+    bool blocks = s.rank() == x.rank();
+    for (int64_t d = 0; blocks && d < x.rank(); ++d) blocks = s.dims[d] > 0 && x.dims[d] % s.dims[d] == 0;
+    if (!blocks) {
+      return Fail(absl::StrFormat("scaled-dot scale %s does not divide its operand %s into blocks", S(s), S(x)));
+    }
+  }
+  DotDims d = inst.attrs().dot.value_or(DotDims{});
+  if (!d.lhs_ragged.empty() || !d.rhs_group.empty()) return Fail("lhs_ragged_dims/rhs_group_dims belong to ragged-dot");
+  auto dims = DotResultDims(inst.operand(0)->shape(), inst.operand(1)->shape(), d);
+  if (!dims.ok()) return dims.status();
+  return std::optional<Shape>(Shape::Array(inst.shape().type, *dims));
+}
+
+// ragged-dot(lhs, rhs, group_sizes): one lhs dimension is split into
+// consecutive groups. Ragged non-contracting: rhs has a group dimension
+// and the result is the dot's; ragged contracting: the result gains a
+// leading group dimension; ragged batch: the dot's result.
+Result RaggedDot(const Instruction& inst) {
+  HLO_RETURN_IF_ERROR(Arity(inst, 3));
+  for (size_t i = 0; i < 3; ++i) HLO_RETURN_IF_ERROR(IsArray(inst, i));
+  const Shape& l = inst.operand(0)->shape();
+  const Shape& r = inst.operand(1)->shape();
+  const Shape& g = inst.operand(2)->shape();
+  DotDims d = inst.attrs().dot.value_or(DotDims{});
+  if (d.lhs_ragged.size() != 1) return Fail("ragged-dot needs exactly one lhs_ragged_dims entry");
+  HLO_RETURN_IF_ERROR(DimsInRange(d.lhs_ragged, l.rank(), "lhs_ragged_dims"));
+  HLO_RETURN_IF_ERROR(DimsInRange(d.rhs_group, r.rank(), "rhs_group_dims"));
+  if (!IsInteger(g.type) || g.rank() < 1) {
+    return Fail(absl::StrFormat("ragged-dot group_sizes must be an integer array, got %s", S(g)));
+  }
+  const RaggedDotMode mode = RaggedDotModeOf(d);
+  const bool non_contracting = mode == RaggedDotMode::kNonContracting;
+  if (non_contracting != (d.rhs_group.size() == 1) || d.rhs_group.size() > 1) {
+    return Fail("ragged-dot has one rhs_group_dims entry exactly when its ragged dimension is not batch or contracting");
+  }
+  if (non_contracting && (std::count(d.rhs_batch.begin(), d.rhs_batch.end(), d.rhs_group[0]) ||
+                          std::count(d.rhs_contracting.begin(), d.rhs_contracting.end(), d.rhs_group[0]))) {
+    return Fail("ragged-dot's rhs group dimension is also a batch or contracting dimension");
+  }
+  const int64_t groups = non_contracting ? r.dims[d.rhs_group[0]] : g.dims.back();
+  if (g.dims.back() != groups) {
+    return Fail(absl::StrFormat("ragged-dot group_sizes %s must end in the group count %d", S(g), groups));
+  }
+  // The dot's dimension numbers first: the group prefix indexes lhs by them.
+  auto dims = DotResultDims(l, r, d, d.rhs_group);
+  if (!dims.ok()) return dims.status();
+  // group_sizes is [g] or [prefix..., g], the prefix sized as lhs's.
+  const std::vector<int64_t> prefix = RaggedDotGroupPrefix(d, l.rank());
+  bool prefix_fits = g.rank() == static_cast<int64_t>(prefix.size()) + 1;
+  for (size_t i = 0; prefix_fits && i < prefix.size(); ++i) prefix_fits = g.dims[i] == l.dims[prefix[i]];
+  if (g.rank() != 1 && !prefix_fits) {
+    return Fail(absl::StrFormat("ragged-dot group_sizes %s must be [%d] or lhs's dimensions %s then [%d]", S(g),
+                                groups, Dims(prefix), groups));
+  }
+  if (mode == RaggedDotMode::kContracting) dims->insert(dims->begin(), groups);
+  return std::optional<Shape>(Shape::Array(inst.shape().type, *dims));
 }
 
 Result Convolution(const Instruction& inst) {
@@ -630,6 +711,10 @@ Result Infer(const Instruction& inst) {
     }
     case Opcode::kDot:
       return Dot(inst);
+    case Opcode::kRaggedDot:
+      return RaggedDot(inst);
+    case Opcode::kScaledDot:
+      return ScaledDot(inst);
     case Opcode::kConvolution:
       return Convolution(inst);
     case Opcode::kReduce:
@@ -754,6 +839,29 @@ Result Infer(const Instruction& inst) {
       }
       HLO_RETURN_IF_ERROR(DimsInRange(a.dimensions, s.rank(), "dimensions"));
       return std::optional<Shape>(NoLayout(declared));
+    }
+    case Opcode::kRaggedAllToAll: {
+      // (input, output, input_offsets, send_sizes, output_offsets,
+      // recv_sizes): rows of input land in output, whose shape the result
+      // keeps; the four index arrays hold one entry per peer.
+      HLO_RETURN_IF_ERROR(Arity(inst, 6));
+      for (size_t i = 0; i < 6; ++i) HLO_RETURN_IF_ERROR(IsArray(inst, i));
+      const Shape& in = inst.operand(0)->shape();
+      const Shape& out = inst.operand(1)->shape();
+      if (in.type != out.type || in.rank() < 1 || in.rank() != out.rank() ||
+          !std::equal(in.dims.begin() + 1, in.dims.end(), out.dims.begin() + 1)) {
+        return Fail(absl::StrFormat("ragged-all-to-all input %s and output %s must differ only in dimension 0",
+                                    S(in), S(out)));
+      }
+      const Shape& offsets = inst.operand(2)->shape();
+      for (size_t i = 2; i < 6; ++i) {
+        const Shape& s = inst.operand(i)->shape();
+        if (!IsInteger(s.type) || s.ElementCount() != offsets.ElementCount()) {
+          return Fail(absl::StrFormat("ragged-all-to-all offsets and sizes must be integer arrays of one size, got %s",
+                                      S(s)));
+        }
+      }
+      return std::optional<Shape>(NoLayout(out));
     }
     case Opcode::kReplicaId:
     case Opcode::kPartitionId:

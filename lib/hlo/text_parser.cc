@@ -1065,6 +1065,8 @@ absl::Status Parser::ParseAttribute(PendingInstruction* p) {
   if (key == "rhs_contracting_dims") return IntList(b, e, &dot().rhs_contracting);
   if (key == "lhs_batch_dims") return IntList(b, e, &dot().lhs_batch);
   if (key == "rhs_batch_dims") return IntList(b, e, &dot().rhs_batch);
+  if (key == "lhs_ragged_dims") return IntList(b, e, &dot().lhs_ragged);
+  if (key == "rhs_group_dims") return IntList(b, e, &dot().rhs_group);
   if (key == "operand_precision") {
     std::vector<PendingName> names;
     HLO_RETURN_IF_ERROR(NameList(b, e, &names));

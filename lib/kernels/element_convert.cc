@@ -353,6 +353,32 @@ double LoadDouble(ET type, const uint8_t* base, int64_t i) {
   return 0;
 }
 
+std::complex<double> LoadComplex(ET type, const uint8_t* base, int64_t i) {
+  if (type == ET::kC64) {
+    float v[2];
+    std::memcpy(v, base + i * 8, 8);
+    return {v[0], v[1]};
+  }
+  if (type == ET::kC128) {
+    double v[2];
+    std::memcpy(v, base + i * 16, 16);
+    return {v[0], v[1]};
+  }
+  return {LoadDouble(type, base, i), 0.0};
+}
+
+void StoreComplex(ET type, uint8_t* base, int64_t i, std::complex<double> z) {
+  if (type == ET::kC64) {
+    float v[2] = {static_cast<float>(z.real()), static_cast<float>(z.imag())};
+    std::memcpy(base + i * 8, v, 8);
+  } else if (type == ET::kC128) {
+    double v[2] = {z.real(), z.imag()};
+    std::memcpy(base + i * 16, v, 16);
+  } else {
+    StoreDouble(type, base, i, z.real());
+  }
+}
+
 void StoreDouble(ET type, uint8_t* base, int64_t i, double value) {
   int sb = hlo::StorageBytes(type);
   switch (DomainOf(type)) {

@@ -6,6 +6,7 @@
 #ifndef NEURON_LIB_KERNELS_ELEMENT_CONVERT_H_
 #define NEURON_LIB_KERNELS_ELEMENT_CONVERT_H_
 
+#include <complex>
 #include <cstdint>
 
 #include "lib/hlo/shape.h"
@@ -58,6 +59,10 @@ int64_t WrapInt(ElementType type, int64_t value);
 // Single-element access for the general (non-bulk) kernels.
 double LoadDouble(ElementType type, const uint8_t* base, int64_t index);
 void StoreDouble(ElementType type, uint8_t* base, int64_t index, double value);
+// Any type as a complex number (real types: imaginary part 0), and back
+// (real types keep the real part).
+std::complex<double> LoadComplex(ElementType type, const uint8_t* base, int64_t index);
+void StoreComplex(ElementType type, uint8_t* base, int64_t index, std::complex<double> value);
 int64_t LoadInt(ElementType type, const uint8_t* base, int64_t index);
 void StoreInt(ElementType type, uint8_t* base, int64_t index, int64_t value);
 

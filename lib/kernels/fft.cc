@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <complex>
-#include <cstring>
 
 #include "lib/kernels/element_convert.h"
 
@@ -37,31 +36,8 @@ void DftAxis(std::vector<Z>& a, const std::vector<int64_t>& dims, size_t axis, b
     }
 }
 
-Z LoadZ(const Buf& b, int64_t i) {
-  if (b.type == hlo::ElementType::kC64) {
-    float v[2];
-    std::memcpy(v, b.data + i * 8, 8);
-    return {v[0], v[1]};
-  }
-  if (b.type == hlo::ElementType::kC128) {
-    double v[2];
-    std::memcpy(v, b.data + i * 16, 16);
-    return {v[0], v[1]};
-  }
-  return {LoadDouble(b.type, b.data, i), 0.0};
-}
-
-void StoreZ(Buf& b, int64_t i, Z z) {
-  if (b.type == hlo::ElementType::kC64) {
-    float v[2] = {static_cast<float>(z.real()), static_cast<float>(z.imag())};
-    std::memcpy(b.data + i * 8, v, 8);
-  } else if (b.type == hlo::ElementType::kC128) {
-    double v[2] = {z.real(), z.imag()};
-    std::memcpy(b.data + i * 16, v, 16);
-  } else {
-    StoreDouble(b.type, b.data, i, z.real());
-  }
-}
+Z LoadZ(const Buf& b, int64_t i) { return LoadComplex(b.type, b.data, i); }
+void StoreZ(Buf& b, int64_t i, Z z) { StoreComplex(b.type, b.data, i, z); }
 
 }  // namespace
 

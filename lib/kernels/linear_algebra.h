@@ -1,6 +1,8 @@
 // cholesky and triangular-solve over the two minor dimensions (batched
-// over the rest), computed in double. A matrix that is not positive
-// definite yields NaN everywhere, as the reference evaluator does.
+// over the rest), computed in double (complex<double> for c64/c128, where
+// cholesky factors a Hermitian matrix, A = L L^H, and ADJOINT conjugates).
+// A matrix that is not positive definite yields NaN everywhere, as the
+// reference evaluator does.
 #ifndef NEURON_LIB_KERNELS_LINEAR_ALGEBRA_H_
 #define NEURON_LIB_KERNELS_LINEAR_ALGEBRA_H_
 

@@ -28,6 +28,8 @@
 #include "lib/kernels/batch_norm.h"
 #include "lib/kernels/custom_calls.h"
 #include "lib/kernels/linear_algebra.h"
+#include "lib/kernels/ragged_all_to_all.h"
+#include "lib/kernels/ragged_dot.h"
 #include "lib/kernels/scalar_fn.h"
 #include "lib/support/host_memory.h"
 #include "lib/support/parse.h"
@@ -1185,6 +1187,20 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       }, outs});
       return absl::OkStatus();
     }
+    case Opcode::kRaggedAllToAll: {
+      std::vector<const Buf*> ins = OperandLeaves(instr);
+      Buf* out = own()[0];
+      RaggedAllToAllOperands operands{ins[0], ins[1], ins[2], ins[3], ins[4]};
+      CollectiveCall call = MakeCall(instr, ins[0]->type);
+      plan.steps.push_back({instr.name(), [operands, out, call](RunCtx& ctx) -> absl::Status {
+        const int64_t world = std::max(1, ctx.opts->replica_count);
+        auto [pos, gsize] = GroupPosition(call.replica_groups, ctx.opts->replica_id, world);
+        // Without the collectives engine the executor is one device.
+        if (!ctx.opts->collectives) pos = 0, gsize = 1;
+        return RaggedAllToAll(ctx.opts->collectives, call, pos, gsize, operands, *out);
+      }, {out}});
+      return absl::OkStatus();
+    }
     case Opcode::kAllGatherDone:
     case Opcode::kCollectivePermuteDone: {
       const hlo::Shape& ts = instr.operand(0)->shape();
@@ -1239,6 +1255,18 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       Buf* out = own()[0];
       bool lower = instr.attrs().lower;
       plan.steps.push_back({instr.name(), [a, out, lower](RunCtx&) { Cholesky(*a, lower, *out); return absl::OkStatus(); }, {out}});
+      return absl::OkStatus();
+    }
+    case Opcode::kRaggedDot: {
+      const Buf* lhs = Leaves(instr.operand(0))[0];
+      const Buf* rhs = Leaves(instr.operand(1))[0];
+      const Buf* group_sizes = Leaves(instr.operand(2))[0];
+      Buf* out = own()[0];
+      hlo::DotDims dims = instr.attrs().dot.value_or(hlo::DotDims{});
+      plan.steps.push_back({instr.name(), [lhs, rhs, group_sizes, dims, out](RunCtx&) {
+        RaggedDot(*lhs, *rhs, *group_sizes, dims, *out);
+        return absl::OkStatus();
+      }, {out}});
       return absl::OkStatus();
     }
     case Opcode::kTriangularSolve: {

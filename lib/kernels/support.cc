@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "lib/hlo/shape_inference.h"
+
 namespace neuron::kernels {
 namespace {
 
@@ -19,6 +21,13 @@ bool MixesComplex(std::initializer_list<hlo::ElementType> types) {
 }
 
 absl::Status Refuse(const char* why) { return absl::UnimplementedError(why); }
+
+// hlo::InferShape accepts the operands and attributes, and gives the
+// declared result's type-free dims.
+bool FitsShapeRule(const hlo::Instruction& instr) {
+  absl::StatusOr<std::optional<hlo::Shape>> inferred = hlo::InferShape(instr);
+  return inferred.ok() && inferred->has_value() && instr.shape().IsArray() && (*inferred)->dims == instr.shape().dims;
+}
 
 }  // namespace
 
@@ -42,6 +51,7 @@ absl::Status KernelRefusal(const hlo::Instruction& instr) {
       // The loops index square matrices and write the operand's shape.
       if (a.dims[a.rank() - 2] != a.dims.back() || out.dims != a.dims)
         return Refuse("cholesky of a non-square matrix or another result shape");
+      if (MixesComplex({a.type, out.type})) return Refuse("cholesky mixing complex and real types");
       return absl::OkStatus();
     }
     case Opcode::kTriangularSolve: {
@@ -55,8 +65,28 @@ absl::Status KernelRefusal(const hlo::Instruction& instr) {
       if (a.dims[a.rank() - 2] != n || b_n != n || a.rank() != b.rank() || out.dims != b.dims ||
           !std::equal(a.dims.begin(), a.dims.end() - 2, b.dims.begin()))
         return Refuse("triangular-solve shapes that do not match its options");
+      // One domain for the solve: complex is all or nothing.
+      if (MixesComplex({a.type, b.type, out.type}))
+        return Refuse("triangular-solve mixing complex and real types");
       return absl::OkStatus();
     }
+    case Opcode::kRaggedDot:
+    case Opcode::kRaggedAllToAll: {
+      // The kernels index by the shapes the verifier's rule accepts; a
+      // NEFF's program is not verified again when it loads.
+      if (!FitsShapeRule(instr)) return Refuse("ragged operator whose shapes do not fit its dimension numbers");
+      // One offset per peer (XLA's later form with several updates per
+      // peer is not run).
+      if (instr.opcode() == Opcode::kRaggedAllToAll)
+        for (size_t i = 2; i < 6; ++i)
+          if (instr.operand(i)->shape().rank() != 1) return Refuse("ragged-all-to-all with offset arrays of rank other than 1");
+      return absl::OkStatus();
+    }
+    case Opcode::kScaledDot:
+      // The compiler lowers the four-operand form to dot (passes/
+      // scaled_dot_lowering.cc); what reaches the executor is the rest.
+      if (instr.operand_count() == 4) return Refuse("scaled-dot before the compiler lowers it to dot");
+      return Refuse("scaled-dot with per-tensor global scales (six operands)");
     case Opcode::kFft: {
       const std::string& type = instr.attrs().fft_type.empty() ? "FFT" : instr.attrs().fft_type;
       const auto& len = instr.attrs().fft_length;
@@ -76,8 +106,7 @@ bool RunsWithComplexTypes(hlo::Opcode op) {
     case Opcode::kBatchNormTraining:
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormGrad:
-    case Opcode::kCholesky:
-    case Opcode::kTriangularSolve:
+    case Opcode::kRaggedDot:  // evaluated in double
     case Opcode::kTopK:
     case Opcode::kRng:
     case Opcode::kReduceWindow:

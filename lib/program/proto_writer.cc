@@ -167,7 +167,14 @@ absl::Status Writer::WriteInstruction(const hlo::Instruction& inst, xla::HloInst
     }
   }
   if (a.dot) {
-    auto* d = p->mutable_dot_dimension_numbers();
+    const bool ragged = inst.opcode() == hlo::Opcode::kRaggedDot;
+    auto* d = ragged ? p->mutable_ragged_dot_dimension_numbers()->mutable_dot_dimension_numbers()
+                     : p->mutable_dot_dimension_numbers();
+    if (ragged) {
+      auto* r = p->mutable_ragged_dot_dimension_numbers();
+      for (int64_t v : a.dot->lhs_ragged) r->add_lhs_ragged_dimensions(v);
+      for (int64_t v : a.dot->rhs_group) r->add_rhs_group_dimensions(v);
+    }
     for (int64_t v : a.dot->lhs_batch) d->add_lhs_batch_dimensions(v);
     for (int64_t v : a.dot->rhs_batch) d->add_rhs_batch_dimensions(v);
     for (int64_t v : a.dot->lhs_contracting) d->add_lhs_contracting_dimensions(v);

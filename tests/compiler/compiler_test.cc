@@ -346,6 +346,7 @@ TEST(CompilerTest, KernelPlanningRefusalsComeAtCompileTime) {
       {"c64[2,2] convolution(a, r), dim_labels=bf_oi->bf", "mixing complex and other"},
       {"f32[2,2] triangular-solve(r, w), left_side=true, lower=true", "do not match its options"},
       {"f32[3,2] cholesky(w), lower=true", "non-square"},
+      {"f32[2,2] triangular-solve(a, r), left_side=true, lower=true", "mixing complex and real"},
       {"c64[2,2] fft(a), fft_type=XFFT, fft_length={2}", "fft type or length"},
   };
   for (const auto& [root, needle] : cases) {

@@ -18,21 +18,9 @@ namespace neuron::compiler {
 namespace {
 
 using kernels::Tensor;
+using testing::CompileAndRun;
 using testing::CompileText;
 using testing::CountOpcode;
-
-absl::StatusOr<std::vector<Tensor>> CompileAndRun(std::string_view text, const std::vector<Tensor>& inputs,
-                                                  const kernels::ExecOptions& exec = {},
-                                                  CompileOptions options = {}) {
-  options.optlevel = 2;
-  absl::StatusOr<CompileResult> r = CompileText(text, options, /*emit_neff=*/false);
-  if (!r.ok()) return r.status();
-  absl::StatusOr<std::unique_ptr<kernels::Executable>> exe = kernels::Executable::Build(*r->module);
-  if (!exe.ok()) return exe.status();
-  std::vector<Tensor> outs;
-  if (absl::Status s = (*exe)->Run(inputs, &outs, exec); !s.ok()) return s;
-  return outs;
-}
 
 constexpr char kSendRecv[] = R"(HloModule sr
 ENTRY e {

@@ -174,6 +174,29 @@ ENTRY main {
   EXPECT_EQ((*back)->entry()->Find("y")->attrs().transpose_a, "ADJOINT");
 }
 
+// ragged-dot's dimension numbers travel in XLA's ragged_dot_dimension_numbers
+// (field 90), the dot's inside it.
+TEST(ProtoWriterTest, RaggedDotDimensionsSurviveTheProto) {
+  auto m = Parse(R"(HloModule rd
+ENTRY main {
+  a = f32[2,5,3]{2,1,0} parameter(0)
+  b = f32[3,3,4]{2,1,0} parameter(1)
+  g = s64[2,3]{1,0} parameter(2)
+  ROOT r = f32[2,5,4]{2,1,0} ragged-dot(a, b, g), lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}
+}
+)");
+  ASSERT_TRUE(m);
+  auto bytes = WriteModuleProto(*m);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  auto back = hlo::ParseProto(*bytes, "program.pb");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(hlo::PrintModule(**back), hlo::PrintModule(*m));
+  const hlo::DotDims& d = *(*back)->entry()->root()->attrs().dot;
+  EXPECT_EQ(d.lhs_contracting, std::vector<int64_t>{2});
+  EXPECT_EQ(d.lhs_ragged, std::vector<int64_t>{1});
+  EXPECT_EQ(d.rhs_group, std::vector<int64_t>{0});
+}
+
 TEST(PackageTest, SerializeNeffDeserializeKeepsConstantsZeroCopy) {
   auto m = Parse(ModuleWithConstants());
   ASSERT_TRUE(m);

@@ -1,16 +1,18 @@
 // Helpers shared by the compiler tests: parse HLO text, count opcodes,
-// compile in process with options.
+// compile in process with options, compile and run.
 #ifndef NEURON_TESTS_COMPILER_TEST_UTIL_H_
 #define NEURON_TESTS_COMPILER_TEST_UTIL_H_
 
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "lib/compiler/compiler.h"
 #include "lib/hlo/module.h"
 #include "lib/hlo/text_parser.h"
+#include "lib/kernels/executable.h"
 
 namespace neuron::compiler::testing {
 
@@ -40,6 +42,21 @@ inline absl::StatusOr<CompileResult> CompileText(std::string_view text, const Co
                                                  bool emit_neff = true) {
   CompileLog log;
   return CompileBytes(text, "test.hlo", options, log, emit_neff);
+}
+
+// Compiled at -O2 and run once on the executor; the outputs.
+inline absl::StatusOr<std::vector<kernels::Tensor>> CompileAndRun(std::string_view text,
+                                                                  const std::vector<kernels::Tensor>& inputs,
+                                                                  const kernels::ExecOptions& exec = {},
+                                                                  CompileOptions options = {}) {
+  options.optlevel = 2;
+  absl::StatusOr<CompileResult> r = CompileText(text, options, /*emit_neff=*/false);
+  if (!r.ok()) return r.status();
+  absl::StatusOr<std::unique_ptr<kernels::Executable>> exe = kernels::Executable::Build(*r->module);
+  if (!exe.ok()) return exe.status();
+  std::vector<kernels::Tensor> outs;
+  if (absl::Status s = (*exe)->Run(inputs, &outs, exec); !s.ok()) return s;
+  return outs;
 }
 
 // A small MLP: dot + bias + relu, twice, with a transposed weight.

@@ -13,6 +13,7 @@ namespace neuron::compiler {
 std::unique_ptr<Pass> MakeCustomCallLoweringPass();        // "custom-call-lowering"
 std::unique_ptr<Pass> MakeSendRecvLoweringPass();          // "send-recv-lowering"
 std::unique_ptr<Pass> MakeDynamicPadderPass();             // "dynamic-padder"
+std::unique_ptr<Pass> MakeScaledDotLoweringPass();         // "scaled-dot-lowering"
 std::unique_ptr<Pass> MakeDeadCodeEliminationPass();       // "dce"
 std::unique_ptr<Pass> MakeConstantFoldingPass();           // "constant-folding"
 std::unique_ptr<Pass> MakeAlgebraicSimplifierPass();       // "algebraic-simplifier"
