@@ -14,10 +14,11 @@ using hlo::Opcode;
 
 bool IsSupportedOpcode(Opcode op) {
   switch (op) {
-    // Host transfers and operators the executor lacks (bounded dynamic
-    // shapes are made static by the dynamic-padder pass before this check).
-    // (Device-to-device send/recv pairs are lowered to collective-permute
-    // before this check; what is left of them is refused here.)
+    // Operators the executor lacks (bounded dynamic shapes are made static
+    // by the dynamic-padder pass before this check). Device-to-device
+    // send/recv pairs become collective-permutes, host transfers outfeed
+    // and infeed, and transfers of no data nothing, before this check;
+    // what is left of them (a half with no peer) is refused here.
     case Opcode::kUnknown:
     case Opcode::kSend:
     case Opcode::kSendDone:

@@ -23,17 +23,12 @@ using hlo::ElementType;
 using kernels::Tensor;
 using testing::CompileText;
 
+// Compiles at `optlevel` and runs (tests/compiler/test_util.h).
 absl::StatusOr<std::vector<Tensor>> CompileAndRun(std::string_view text, const std::vector<Tensor>& inputs,
                                                   int optlevel = 2) {
   CompileOptions options;
   options.optlevel = optlevel;
-  absl::StatusOr<CompileResult> r = CompileText(text, options, /*emit_neff=*/false);
-  if (!r.ok()) return r.status();
-  absl::StatusOr<std::unique_ptr<kernels::Executable>> exe = kernels::Executable::Build(*r->module);
-  if (!exe.ok()) return exe.status();
-  std::vector<Tensor> outs;
-  if (absl::Status s = (*exe)->Run(inputs, &outs, kernels::ExecOptions{}); !s.ok()) return s;
-  return outs;
+  return testing::CompileAndRun(text, inputs, {}, options);
 }
 
 Tensor S32Scalar(int32_t v) {

@@ -15,7 +15,7 @@
 
 namespace neuron::compiler::testing {
 
-inline absl::StatusOr<std::vector<kernels::Tensor>> CompileAndRun(std::string_view text,
+inline absl::StatusOr<std::vector<kernels::Tensor>> CompileLoweredAndRun(std::string_view text,
                                                                   const std::vector<kernels::Tensor>& inputs) {
   CompileOptions options;
   options.optlevel = 2;

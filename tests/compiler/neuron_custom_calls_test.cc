@@ -20,7 +20,7 @@ namespace neuron::compiler {
 namespace {
 
 using kernels::Tensor;
-using testing::CompileAndRun;
+using testing::CompileLoweredAndRun;
 using testing::CompileText;
 using testing::F32;
 using testing::Values;
@@ -64,7 +64,7 @@ ENTRY e {
   ROOT y = f32[2,5] custom-call(x), custom_call_target="TARGET"
 })",
                                "TARGET", c.target);
-    auto out = CompileAndRun(text, {F32({2, 5}, kActivationInput)});
+    auto out = CompileLoweredAndRun(text, {F32({2, 5}, kActivationInput)});
     ASSERT_TRUE(out.ok()) << c.target << ": " << out.status();
     std::vector<float> got = Values<float>((*out)[0], 10);
     for (size_t i = 0; i < got.size(); ++i) {
@@ -75,7 +75,7 @@ ENTRY e {
 }
 
 TEST(NeuronCustomCallTest, Bf16GeluComputesWideAndRoundsOnce) {
-  auto out = CompileAndRun(R"(HloModule act
+  auto out = CompileLoweredAndRun(R"(HloModule act
 ENTRY e {
   x = f32[10] parameter(0)
   b = bf16[10] convert(x)
@@ -122,7 +122,7 @@ ENTRY e {
 })",
                                        "DIM", std::to_string(dim)),
                                "[N]", "[" + std::to_string(n) + "]");
-    auto out = CompileAndRun(text, {F32({3, 4}, x), F32({n}, gamma)});
+    auto out = CompileLoweredAndRun(text, {F32({3, 4}, x), F32({n}, gamma)});
     ASSERT_TRUE(out.ok()) << out.status();
     std::vector<float> got = Values<float>((*out)[0], 12);
     std::vector<double> want = RmsNormReference(x, gamma, 3, 4, dim, 1e-3);
@@ -134,7 +134,7 @@ ENTRY e {
 TEST(NeuronCustomCallTest, Bf16RmsNormWithAnF32Epsilon) {
   const std::vector<float> x = {0.5f, -1, 2, 3, -0.25f, 1, 4, -2};  // exact in bf16
   const std::vector<float> gamma = {1, 0.5f, 2, -1};
-  auto out = CompileAndRun(R"(HloModule rms
+  auto out = CompileLoweredAndRun(R"(HloModule rms
 ENTRY e {
   x = f32[2,4] parameter(0)
   g = f32[4] parameter(1)
@@ -177,7 +177,7 @@ ENTRY e {
                                                  "TARGET", target),
                                          "DIM", std::to_string(dim)),
                                  "[N]", "[" + std::to_string(n) + "]");
-      auto out = CompileAndRun(text, {F32({3, 4}, x)});
+      auto out = CompileLoweredAndRun(text, {F32({3, 4}, x)});
       ASSERT_TRUE(out.ok()) << target << ": " << out.status();
       std::vector<int64_t> got = Values<int64_t>((*out)[0], n);
       for (int64_t l = 0; l < n; ++l) {
@@ -193,7 +193,7 @@ TEST(NeuronCustomCallTest, IntegerArgMinAsS32) {
   Tensor in(hlo::ElementType::kS32, {5});
   const std::vector<int32_t> v = {4, -9, 3, -9, 8};
   std::memcpy(in.data(), v.data(), sizeof(int32_t) * v.size());
-  auto out = CompileAndRun(R"(HloModule arg
+  auto out = CompileLoweredAndRun(R"(HloModule arg
 ENTRY e {
   x = s32[5] parameter(0)
   ROOT i = s32[] custom-call(x), custom_call_target="AwsNeuronArgMin", backend_config="0"
@@ -222,7 +222,7 @@ void TopKRef(const std::vector<float>& x, int rows, int cols, int k, bool larges
 const std::vector<float> kTopKInput = {3, 1, 4, 1, 5, 9, 2, 6, -5, 3, 5, 8};
 
 TEST(NeuronCustomCallTest, AwsNeuronTopKIsTorchTopKOnTheLastDimension) {
-  auto out = CompileAndRun(R"(HloModule topk
+  auto out = CompileLoweredAndRun(R"(HloModule topk
 ENTRY e {
   x = f32[2,6] parameter(0)
   t = (f32[2,3], u32[2,3]) custom-call(x), custom_call_target="AwsNeuronTopK", backend_config="3"
@@ -266,7 +266,7 @@ ENTRY e {
   };
   for (const Case& c : {Case{Replace(with_comparator, "DIR", "GT"), true}, Case{Replace(with_comparator, "DIR", "LT"), false},
                         Case{with_attribute, false}}) {
-    auto out = CompileAndRun(c.text, {F32({2, 6}, kTopKInput)});
+    auto out = CompileLoweredAndRun(c.text, {F32({2, 6}, kTopKInput)});
     ASSERT_TRUE(out.ok()) << out.status() << "\n" << c.text;
     std::vector<float> want_v;
     std::vector<int64_t> want_i;
@@ -347,7 +347,7 @@ TEST(NeuronCustomCallTest, ResizeNearestAndItsGradientOnNhwc) {
   std::vector<float> x(N * IH * IW * C), g(N * OH * OW * C);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.5f - 3;
   for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>((i * 7) % 11) - 4.25f;
-  auto out = CompileAndRun(R"(HloModule resize
+  auto out = CompileLoweredAndRun(R"(HloModule resize
 ENTRY e {
   x = f32[2,3,2,2] parameter(0)
   g = f32[2,6,5,2] parameter(1)
@@ -376,7 +376,7 @@ ENTRY e {
 }
 
 TEST(NeuronCustomCallTest, MarkersAndLncConstraintsPassTheirOperandsThrough) {
-  auto out = CompileAndRun(R"(HloModule marks
+  auto out = CompileLoweredAndRun(R"(HloModule marks
 ENTRY e {
   x = f32[4] parameter(0)
   y = f32[2] parameter(1)

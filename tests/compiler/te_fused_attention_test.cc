@@ -24,7 +24,7 @@ namespace neuron::compiler {
 namespace {
 
 using kernels::Tensor;
-using testing::CompileAndRun;
+using testing::CompileLoweredAndRun;
 using testing::CompileText;
 using testing::F32;
 using testing::Values;
@@ -365,7 +365,7 @@ TEST(TeFusedAttentionTest, ForwardMatchesSoftmaxAttention) {
   for (const Case& c : Cases()) {
     SCOPED_TRACE(c.name);
     Inputs in = RandomInputs(c, 1);
-    auto out = CompileAndRun(Module(c, /*backward=*/false), Arguments(c, in, false));
+    auto out = CompileLoweredAndRun(Module(c, /*backward=*/false), Arguments(c, in, false));
     ASSERT_TRUE(out.ok()) << out.status();
     Forward want = Attention(c, in);
     ExpectNear(Values<float>((*out)[0], want.out.size()), want.out, 1e-5, "output");
@@ -396,7 +396,7 @@ TEST(TeFusedAttentionTest, Bf16ComputesInF32) {
     }
   };
   round(in.q), round(in.k), round(in.v);
-  auto out = CompileAndRun(Module(c, false), Arguments(c, in, false));
+  auto out = CompileLoweredAndRun(Module(c, false), Arguments(c, in, false));
   ASSERT_TRUE(out.ok()) << out.status();
   Forward want = Attention(c, in);
   ExpectNear(Values<float>((*out)[0], want.out.size()), want.out, 8e-3, "output");  // one bf16 rounding
@@ -429,7 +429,7 @@ TEST(TeFusedAttentionTest, BackwardMatchesFiniteDifferences) {
   for (const Case& c : Cases()) {
     SCOPED_TRACE(c.name);
     Inputs in = RandomInputs(c, 3);
-    auto out = CompileAndRun(Module(c, /*backward=*/true), Arguments(c, in, true));
+    auto out = CompileLoweredAndRun(Module(c, /*backward=*/true), Arguments(c, in, true));
     ASSERT_TRUE(out.ok()) << out.status();
     std::vector<std::pair<const char*, std::vector<double> Inputs::*>> grads = {
         {"dq", &Inputs::q}, {"dk", &Inputs::k}, {"dv", &Inputs::v}};
@@ -491,7 +491,7 @@ TEST(TeFusedAttentionTest, MalformedCallsAreRefusedNotCrashed) {
   EXPECT_NE(operands.find("NCC-E0205"), std::string::npos) << operands;
   Case huge_window{.name = "huge window", .left = int64_t{1} << 62, .right = 9223372036854775807};
   Inputs in = RandomInputs(huge_window, 4);
-  auto out = CompileAndRun(Module(huge_window, false), Arguments(huge_window, in, false));
+  auto out = CompileLoweredAndRun(Module(huge_window, false), Arguments(huge_window, in, false));
   ASSERT_TRUE(out.ok()) << out.status();  // as wide as unbounded
   Forward want = Attention(huge_window, in);
   ExpectNear(Values<float>((*out)[0], want.out.size()), want.out, 1e-5, "huge window");

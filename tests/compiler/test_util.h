@@ -48,8 +48,7 @@ inline absl::StatusOr<CompileResult> CompileText(std::string_view text, const Co
 inline absl::StatusOr<std::vector<kernels::Tensor>> CompileAndRun(std::string_view text,
                                                                   const std::vector<kernels::Tensor>& inputs,
                                                                   const kernels::ExecOptions& exec = {},
-                                                                  CompileOptions options = {}) {
-  options.optlevel = 2;
+                                                                  const CompileOptions& options = {}) {
   absl::StatusOr<CompileResult> r = CompileText(text, options, /*emit_neff=*/false);
   if (!r.ok()) return r.status();
   absl::StatusOr<std::unique_ptr<kernels::Executable>> exe = kernels::Executable::Build(*r->module);

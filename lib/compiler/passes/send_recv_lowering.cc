@@ -6,8 +6,13 @@
 // issues them in order). recv-done's data becomes the permute, its token
 // and send-done's a fresh after-all; the four instructions are removed.
 //
-// Host transfers (is_host_transfer) and unmatched halves are left alone:
-// the support check then refuses them by name.
+// Host transfers (is_host_transfer) are XLA's outfeed and infeed under
+// another name: a host send hands its operand to the host, a host recv
+// takes its value from it, in program order, so they become outfeed and
+// infeed (neuron-exec --outfeed-dir / --infeed). A device transfer of no
+// data (an empty tuple, zero elements) moves nothing: its -done yields an
+// empty value and a fresh token. Unmatched halves that do carry data are
+// left alone: the support check then refuses them by name.
 #include <map>
 #include <string>
 #include <tuple>
@@ -97,13 +102,24 @@ class SendRecvLoweringPass : public Pass {
 
   absl::StatusOr<bool> RunOn(hlo::Computation* c, NameUniquer& names) {
     std::map<Key, std::vector<Instruction*>> sends, recvs;
-    for (Instruction* inst : c->PostOrder()) {
-      if (inst->opcode() != Opcode::kSend && inst->opcode() != Opcode::kRecv) continue;
+    bool changed = false;
+    // Taken first: lowering removes instructions (the -done ones) that a
+    // walk of the post order would reach later.
+    std::vector<Instruction*> transfers;
+    for (Instruction* inst : c->PostOrder())
+      if (inst->opcode() == Opcode::kSend || inst->opcode() == Opcode::kRecv) transfers.push_back(inst);
+    for (Instruction* inst : transfers) {
+      absl::StatusOr<bool> lowered = inst->attrs().is_host_transfer ? LowerHostTransfer(c, names, inst)
+                                                                    : LowerEmptyTransfer(c, names, inst);
+      if (!lowered.ok()) return lowered.status();
+      if (*lowered) {
+        changed = true;
+        continue;
+      }
       std::optional<Key> key = KeyOf(*inst);
       if (!key) continue;
       (inst->opcode() == Opcode::kSend ? sends : recvs)[*key].push_back(inst);
     }
-    bool changed = false;
     for (auto& [key, rs] : recvs) {
       auto it = sends.find(key);
       if (it == sends.end()) continue;
@@ -114,6 +130,73 @@ class SendRecvLoweringPass : public Pass {
       }
     }
     return changed;
+  }
+
+  // send(data, token) + send-done -> outfeed(data, token);
+  // recv(token) + recv-done -> infeed(token), the same (data, token).
+  absl::StatusOr<bool> LowerHostTransfer(hlo::Computation* c, NameUniquer& names, Instruction* start) {
+    const bool send = start->opcode() == Opcode::kSend;
+    Instruction* done = DoneOf(start, send ? Opcode::kSendDone : Opcode::kRecvDone);
+    const size_t operands = send ? 2 : 1;
+    if (!done || start->users().size() != 1 || start->operand_count() != operands ||
+        !start->operand(operands - 1)->shape().IsToken() ||
+        (!send && (!done->shape().IsTuple() || done->shape().tuple.size() != 2))) {
+      return false;  // an unusual form: left for the support check to name
+    }
+    Instruction* token = start->operand(operands - 1);
+    Instruction* feed =
+        send ? AddInstruction(c, Opcode::kOutfeed, names.Get("outfeed"), hlo::Shape::Token(),
+                              {start->operand(0), token})
+             : AddInstruction(c, Opcode::kInfeed, names.Get("infeed"), done->shape(), {token});
+    feed->attrs().metadata = start->attrs().metadata;
+    done->ReplaceAllUsesWith(feed);
+    for (Instruction* dead : {done, start}) {
+      if (absl::Status st = c->RemoveInstruction(dead); !st.ok()) return st;
+    }
+    return true;
+  }
+
+  static bool NoBytes(const hlo::Shape& shape) {
+    if (shape.IsTuple()) {
+      for (const hlo::Shape& e : shape.tuple)
+        if (!NoBytes(e)) return false;
+      return true;
+    }
+    std::optional<int64_t> n = shape.ElementCount();
+    return shape.IsArray() && n && *n == 0;
+  }
+
+  // A value of `shape`, which holds no elements.
+  static Instruction* EmptyValue(hlo::Computation* c, NameUniquer& names, const hlo::Shape& shape) {
+    if (shape.IsTuple()) {
+      std::vector<Instruction*> elements;
+      for (const hlo::Shape& e : shape.tuple) elements.push_back(EmptyValue(c, names, e));
+      return AddInstruction(c, Opcode::kTuple, names.Get("tuple"), shape, elements);
+    }
+    Instruction* zero = AddScalarConstant(c, names, shape.type, 0);
+    return AddInstruction(c, Opcode::kBroadcast, names.Get("broadcast"), shape, {zero});
+  }
+
+  // A device send or recv of no data: nothing to move, whatever its peer.
+  absl::StatusOr<bool> LowerEmptyTransfer(hlo::Computation* c, NameUniquer& names, Instruction* start) {
+    const bool send = start->opcode() == Opcode::kSend;
+    Instruction* done = DoneOf(start, send ? Opcode::kSendDone : Opcode::kRecvDone);
+    if (!done || start->users().size() != 1) return false;
+    if (send ? (start->operand_count() < 1 || !NoBytes(start->operand(0)->shape()))
+             : (!done->shape().IsTuple() || done->shape().tuple.size() != 2 ||
+                !NoBytes(done->shape().tuple[0]))) {
+      return false;
+    }
+    Instruction* token = AddInstruction(c, Opcode::kAfterAll, names.Get("after-all"), hlo::Shape::Token());
+    Instruction* result =
+        send ? token
+             : AddInstruction(c, Opcode::kTuple, names.Get("tuple"), done->shape(),
+                              {EmptyValue(c, names, done->shape().tuple[0]), token});
+    done->ReplaceAllUsesWith(result);
+    for (Instruction* dead : {done, start}) {
+      if (absl::Status st = c->RemoveInstruction(dead); !st.ok()) return st;
+    }
+    return true;
   }
 
   absl::StatusOr<bool> LowerPair(hlo::Computation* c, NameUniquer& names, Instruction* send, Instruction* recv) {
