@@ -333,7 +333,8 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
       return Error(absl::StrCat("--outfeed-dir: ", s.message()));
     }
   }
-  FileFeed feed(request.infeeds, request.outfeed_dir);
+  FileFeed feed(request.infeeds, request.outfeed_dir,
+                request.random_inputs ? std::optional<uint64_t>(request.seed) : std::nullopt);
   exec_options.feed = &feed;
 
   // Read (or compile) once, load once per core.

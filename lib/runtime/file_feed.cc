@@ -8,11 +8,29 @@
 
 namespace neuron::runtime {
 
-FileFeed::FileFeed(std::vector<std::string> infeed_files, std::string outfeed_dir)
-    : infeed_files_(std::move(infeed_files)), outfeed_dir_(std::move(outfeed_dir)) {}
+// Infeed streams start here, far past any model's parameter count, so the
+// values never repeat an input's.
+constexpr uint64_t kInfeedSeedSalt = 0x1feedULL << 32;
+
+FileFeed::FileFeed(std::vector<std::string> infeed_files, std::string outfeed_dir,
+                   std::optional<uint64_t> random_seed)
+    : infeed_files_(std::move(infeed_files)), outfeed_dir_(std::move(outfeed_dir)) {
+  if (random_seed && infeed_files_.empty())
+    random_ = std::make_unique<RandomTensors>(*random_seed ^ kInfeedSeedSalt);
+}
 
 absl::Status FileFeed::Infeed(const std::string& instruction, const hlo::Shape& shape,
                               uint8_t* out, size_t bytes) {
+  if (infeed_files_.empty() && random_) {
+    hlo::Literal value = random_->Next(shape);
+    if (value.data().size() != bytes) {
+      return absl::InternalError(absl::StrCat("infeed '", instruction, "': drew ", value.data().size(),
+                                              " bytes for ", bytes));
+    }
+    std::memcpy(out, value.data().data(), bytes);
+    ++next_infeed_;
+    return absl::OkStatus();
+  }
   if (infeed_files_.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "infeed '", instruction, "' wants a ", shape.ToString(false),

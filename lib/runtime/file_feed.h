@@ -1,21 +1,28 @@
 // neuron-exec's host feed: infeed values read from .npy files in the order
-// given (--infeed, one file per array an infeed takes), outfeed values
+// given (--infeed, one file per array an infeed takes), or with
+// --random-inputs and no files drawn as the inputs are; outfeed values
 // written to DIR/outfeed0.npy, outfeed1.npy, ... in the order the model
 // wrote them (--outfeed-dir).
 #ifndef NEURON_LIB_RUNTIME_FILE_FEED_H_
 #define NEURON_LIB_RUNTIME_FILE_FEED_H_
 
 #include <cstddef>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "lib/kernels/host_feed.h"
+#include "lib/runtime/cli_random.h"
 
 namespace neuron::runtime {
 
 class FileFeed : public kernels::HostFeed {
  public:
-  FileFeed(std::vector<std::string> infeed_files, std::string outfeed_dir);
+  // random_seed: without infeed files, infeeds take random values from
+  // this seed's streams (apart from the inputs' own).
+  FileFeed(std::vector<std::string> infeed_files, std::string outfeed_dir,
+           std::optional<uint64_t> random_seed = std::nullopt);
 
   absl::Status Infeed(const std::string& instruction, const hlo::Shape& shape, uint8_t* out,
                       size_t bytes) override;
@@ -28,6 +35,7 @@ class FileFeed : public kernels::HostFeed {
  private:
   std::vector<std::string> infeed_files_;
   std::string outfeed_dir_;  // "" = outfeed refused
+  std::unique_ptr<RandomTensors> random_;
   size_t next_infeed_ = 0;
   size_t next_outfeed_ = 0;
 };

@@ -40,11 +40,12 @@ std::string ReadFile(const std::string& path) {
 }
 
 // Codes that mean "clearly not supported" or "not a valid module".
-// Modules compiled at -O1, -O2, -O3 (of 243), measured 2026-12-05: 227 at
+// Modules compiled at -O1, -O2, -O3 (of 243), measured 2026-12-05: 229 at
 // each level (3 more since bounded dynamic shapes compile, 2 since
-// TransformerEngine's fused attention is lowered, 1 since ragged-all-to-all runs), 16 refused with a clear
-// error, 0 internal errors.
-constexpr int kMinCompiled[] = {227, 227, 227};
+// TransformerEngine's fused attention is lowered, 1 since ragged-all-to-all
+// runs, 2 since host transfers become infeed/outfeed), 14 refused with a
+// clear error, 0 internal errors.
+constexpr int kMinCompiled[] = {229, 229, 229};
 
 bool IsClearRefusal(const std::string& code) {
   return code == "NCC-E0201" || code == "NCC-E0202" || code == "NCC-E0203" || code == "NCC-E0204" ||

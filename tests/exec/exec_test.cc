@@ -207,6 +207,44 @@ ENTRY main {
   ExpectOneErrorLine(nowhere, "neuron-exec", "--outfeed-dir DIR");
 }
 
+// With --random-inputs and no --infeed files, infeeds draw their values
+// as inputs do: in the inputs' range, the same for the same seed, not the
+// parameters' own values.
+TEST_F(ExecToolTest, RandomInputsFeedInfeedsToo) {
+  const char* kFeed = R"(HloModule feed
+ENTRY main {
+  p = f32[64] parameter(0)
+  t0 = token[] after-all()
+  in = (f32[64], token[]) infeed(t0)
+  v = f32[64] get-tuple-element(in), index=0
+  t1 = token[] get-tuple-element(in), index=1
+  t2 = token[] outfeed(p, t1), outfeed_shape=f32[64]
+  ROOT r = f32[64] copy(v)
+}
+)";
+  const std::string neff = WriteNeff(kFeed, "feed.neff");
+  std::vector<std::string> draws;
+  for (const char* seed : {"5", "5", "6"}) {
+    const std::string out = dir_ + "/r" + std::to_string(draws.size());
+    ToolResult r = Exec({neff, "--random-inputs", "--seed", seed, "--output-dir", out,
+                         "--outfeed-dir", out + "/feed"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    absl::StatusOr<hlo::Literal> v = runtime::ReadNpyFile(out + "/out0.npy");
+    ASSERT_TRUE(v.ok()) << v.status();
+    absl::StatusOr<hlo::Literal> p = runtime::ReadNpyFile(out + "/feed/outfeed0.npy");
+    ASSERT_TRUE(p.ok()) << p.status();
+    const float* f = reinterpret_cast<const float*>(v->data().data());
+    for (int i = 0; i < 64; ++i) {
+      EXPECT_GE(f[i], -1.0f);
+      EXPECT_LE(f[i], 1.0f);
+    }
+    EXPECT_NE(v->data(), p->data()) << "the infeed repeated the parameter's values";
+    draws.push_back(runtime::FormatTensor(*v));
+  }
+  EXPECT_EQ(draws[0], draws[1]);
+  EXPECT_NE(draws[0], draws[2]);
+}
+
 TEST_F(ExecToolTest, OutputToStdoutIsAnNpy) {
   const std::string neff = WriteNeff(kAddHlo, "add.neff");
   ToolResult r = Exec({neff, "-i", "x=2x3xf32=1", "-i", "y=2x3xf32=2", "-o", "sum=-"});
