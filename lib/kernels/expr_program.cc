@@ -572,6 +572,29 @@ std::optional<F32Plan> ExprProgram::LowerToF32() const {
     value_of[id] = value;
   }
   if (plan.stream_inputs.size() > 64) return std::nullopt;
+  // A last step that rounds what only narrow outputs of its type take is
+  // the stores' own rounding: drop it (rounding twice to one grid is
+  // rounding once).
+  if (!plan.steps.empty()) {
+    const int last = static_cast<int>(plan.steps.size()) - 1;
+    const F32Op op = plan.steps[last].op;
+    const std::optional<TileStorage> grid =
+        op == F32Op::kRoundBF16 ? std::optional(TileStorage::kBF16)
+        : op == F32Op::kRoundF16 ? std::optional(TileStorage::kF16)
+                                 : std::nullopt;
+    bool only_stored = grid.has_value();
+    for (int i = 0; i < last && only_stored; ++i)
+      only_stored = step_args[i][0] != last && step_args[i][1] != last;
+    for (size_t j = 0; j < outputs_.size() && only_stored; ++j)
+      only_stored = value_of[outputs_[j]] != last || plan.output_storage[j] == *grid;
+    if (only_stored) {
+      const int rounded = step_args[last][0];
+      for (int o : outputs_)
+        if (value_of[o] == last) value_of[o] = rounded;
+      plan.steps.pop_back();
+      step_args.pop_back();
+    }
+  }
   const int steps = static_cast<int>(plan.steps.size());
   auto arity = [&](int step) { return IsF32Binary(plan.steps[step].op) ? 2 : 1; };
 
