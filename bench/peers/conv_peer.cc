@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,8 +37,26 @@ int main(int argc, char** argv) {
   convolution_forward::primitive_desc pd(d, eng);
   memory x({xd, type, memory::format_tag::nchw}, eng), k({wd, type, memory::format_tag::oihw}, eng),
       y({yd, memory::data_type::f32, memory::format_tag::nchw}, eng);
-  std::memset(x.get_data_handle(), 0, x.get_desc().get_size());
-  std::memset(k.get_data_handle(), 0, k.get_desc().get_size());
+  // Values as neuron-exec --random-inputs draws them (uniform in [-1, 1]),
+  // so neither side runs on special values such as all zeros.
+  auto fill = [&](memory& m) {
+    const size_t count = m.get_desc().get_size() / (type == memory::data_type::bf16 ? 2 : 4);
+    uint32_t state = 12345;
+    for (size_t i = 0; i < count; ++i) {
+      state = state * 1664525u + 1013904223u;
+      const float v = static_cast<float>(state >> 8) / 8388608.0f - 1.0f;
+      if (type == memory::data_type::bf16) {
+        uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        const uint16_t top = static_cast<uint16_t>(bits >> 16);
+        std::memcpy(static_cast<char*>(m.get_data_handle()) + 2 * i, &top, 2);
+      } else {
+        std::memcpy(static_cast<char*>(m.get_data_handle()) + 4 * i, &v, 4);
+      }
+    }
+  };
+  fill(x);
+  fill(k);
   memory xc(pd.src_desc(), eng), kc(pd.weights_desc(), eng), yc(pd.dst_desc(), eng);
   convolution_forward conv(pd);
   reorder rx(x, xc), rk(k, kc), ry(yc, y);

@@ -177,7 +177,8 @@ inline void Apply(F32Op op, const Block& a, const Block& b, Block& acc) {
 inline __mmask16 NonFinite(V v) { return _mm512_fpclass_ps_mask(v, 0x01 | 0x08 | 0x10 | 0x80); }
 
 // Writes n (<= kBlockLanes) lanes of an output in its storage format;
-// true when any is NaN/Inf.
+// true when any is NaN/Inf (for narrow outputs, after rounding: a large
+// finite f32 may round to infinity).
 template <TileStorage kStorage>
 inline bool StoreBlock(const Block& v, void* out, int64_t n, bool streaming) {
   constexpr bool kNarrow = kStorage != TileStorage::kF32;
@@ -186,16 +187,23 @@ inline bool StoreBlock(const Block& v, void* out, int64_t n, bool streaming) {
     if constexpr (kStorage == TileStorage::kBF16) return _mm512_cvtepi32_epi16(Bf16Bits(x));
     else return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   };
+  // All-ones exponent: infinity or NaN.
+  auto narrow_bad = [](__m256i h) {
+    const __m256i exp = _mm256_set1_epi16(kStorage == TileStorage::kBF16 ? 0x7f80 : 0x7c00);
+    return _mm256_cmpeq_epi16_mask(_mm256_and_si256(h, exp), exp);
+  };
   float* f = static_cast<float*>(out);
   uint16_t* h = static_cast<uint16_t*>(out);
   if (n == kBlockLanes) {
     _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) {
-      bad |= NonFinite(v.v[j]);
       if constexpr (kNarrow) {
+        const __m256i packed = narrow(v.v[j]);
+        bad |= narrow_bad(packed);
         __m256i* d = reinterpret_cast<__m256i*>(h + j * kLanes);
-        if (streaming) _mm256_stream_si256(d, narrow(v.v[j]));
-        else _mm256_storeu_si256(d, narrow(v.v[j]));
+        if (streaming) _mm256_stream_si256(d, packed);
+        else _mm256_storeu_si256(d, packed);
       } else {
+        bad |= NonFinite(v.v[j]);
         if (streaming) _mm512_stream_ps(f + j * kLanes, v.v[j]);
         else _mm512_storeu_ps(f + j * kLanes, v.v[j]);
       }
@@ -205,9 +213,14 @@ inline bool StoreBlock(const Block& v, void* out, int64_t n, bool streaming) {
   for (int j = 0; j < kBlock && n > j * kLanes; ++j) {
     const int64_t rest = n - j * kLanes;
     const __mmask16 m = rest >= kLanes ? 0xffff : static_cast<__mmask16>((1u << rest) - 1);
-    bad |= NonFinite(v.v[j]) & m;
-    if constexpr (kNarrow) _mm256_mask_storeu_epi16(h + j * kLanes, m, narrow(v.v[j]));
-    else _mm512_mask_storeu_ps(f + j * kLanes, m, v.v[j]);
+    if constexpr (kNarrow) {
+      const __m256i packed = narrow(v.v[j]);
+      bad |= narrow_bad(packed) & m;
+      _mm256_mask_storeu_epi16(h + j * kLanes, m, packed);
+    } else {
+      bad |= NonFinite(v.v[j]) & m;
+      _mm512_mask_storeu_ps(f + j * kLanes, m, v.v[j]);
+    }
   }
   return bad != 0;
 }
