@@ -96,6 +96,14 @@ hlo::Computation* AddScalarReducer(hlo::Module& module, NameUniquer& names, Opco
   return module.AddComputation(std::move(comp));
 }
 
+bool HasAnyOpcode(const hlo::Module& module, std::initializer_list<hlo::Opcode> ops) {
+  for (const hlo::Computation* c : module.computations())
+    for (const hlo::Instruction* inst : c->instructions())
+      for (hlo::Opcode op : ops)
+        if (inst->opcode() == op) return true;
+  return false;
+}
+
 bool HasSideEffect(const Instruction& inst) {
   switch (inst.opcode()) {
     case Opcode::kParameter:

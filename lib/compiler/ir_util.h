@@ -3,6 +3,7 @@
 #ifndef NEURON_LIB_COMPILER_IR_UTIL_H_
 #define NEURON_LIB_COMPILER_IR_UTIL_H_
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,11 @@ hlo::Computation* AddScalarReducer(hlo::Module& module, NameUniquer& names, hlo:
 // shape (a softmax's or a norm's row statistic, next to its row).
 hlo::Instruction* AddReduceBroadcast(hlo::Computation* comp, NameUniquer& names, hlo::Instruction* x,
                                      int64_t dim, hlo::Computation* reducer, double init);
+
+// Whether any computation of `module` has an instruction with one of
+// `ops`: passes that rewrite rare operators check this before building
+// their name tables and orders.
+bool HasAnyOpcode(const hlo::Module& module, std::initializer_list<hlo::Opcode> ops);
 
 // Side effects or state: never removed or merged.
 bool HasSideEffect(const hlo::Instruction& inst);

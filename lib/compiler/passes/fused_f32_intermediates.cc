@@ -9,6 +9,8 @@
 // --xla_allow_excess_precision), and it is what makes a bf16 chain cost no
 // more arithmetic than an f32 one: the executor widens and narrows only at
 // the chain's edges.
+#include <optional>
+
 #include "absl/container/flat_hash_map.h"
 #include "lib/compiler/ir_util.h"
 #include "lib/compiler/passes/passes.h"
@@ -72,16 +74,25 @@ class FusedF32Intermediates : public Pass {
   std::string_view Name() const override { return "fused-f32-intermediates"; }
 
   absl::StatusOr<bool> Run(hlo::Module& module) override {
-    NameUniquer names(module);
+    // Most fusions have nothing narrow: skip them before naming or
+    // ordering anything (the names table costs more than the check).
+    std::optional<NameUniquer> names;
     bool changed = false;
     for (hlo::Computation* c : module.computations()) {
-      if (!c->is_fusion_computation()) continue;
-      changed |= Widen(c, names);
+      if (!c->is_fusion_computation() || !HasNarrowArithmetic(*c)) continue;
+      if (!names) names.emplace(module);
+      changed |= Widen(c, *names);
     }
     return changed;
   }
 
  private:
+  static bool HasNarrowArithmetic(const hlo::Computation& c) {
+    for (const Instruction* inst : c.instructions())
+      if (NarrowComputeType(*inst)) return true;
+    return false;
+  }
+
   bool Widen(hlo::Computation* c, NameUniquer& names) {
     // Per rounded narrow value: the f32 value it rounds; per other narrow
     // value: its widening, made once.

@@ -24,6 +24,7 @@ class ScaledDotLoweringPass : public Pass {
   std::string_view Name() const override { return "scaled-dot-lowering"; }
 
   absl::StatusOr<bool> Run(hlo::Module& module) override {
+    if (!HasAnyOpcode(module, {Opcode::kScaledDot})) return false;
     bool changed = false;
     NameUniquer names(module);
     for (hlo::Computation* c : module.computations()) {

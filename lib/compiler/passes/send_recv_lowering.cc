@@ -80,6 +80,7 @@ class SendRecvLoweringPass : public Pass {
   std::string_view Name() const override { return "send-recv-lowering"; }
 
   absl::StatusOr<bool> Run(hlo::Module& module) override {
+    if (!HasAnyOpcode(module, {Opcode::kSend, Opcode::kRecv})) return false;
     bool changed = false;
     NameUniquer names(module);
     for (hlo::Computation* c : module.computations()) {
