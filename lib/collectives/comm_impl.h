@@ -193,6 +193,11 @@ class Communicator::Impl {
   // pipeline steps; their callers account for them.
   absl::Status Xfer(int to, const void* sbuf, size_t sbytes, int from,
                     void* rbuf, size_t rbytes, int stream = kCollectiveStream);
+  // Xfer that reduces what it receives into `into` (count elements) piece
+  // by piece as the pieces land, overlapping the arithmetic with the rest
+  // of the transfer.
+  absl::Status XferReducing(int to, const void* sbuf, size_t sbytes, int from, void* rbuf,
+                            char* into, size_t count, DataType type, ReduceOp op);
   absl::Status RingAllReduceBody(const GroupView& g, char* out, size_t count,
                                  DataType type, ReduceOp op);
   absl::Status RdhAllReduceBody(const GroupView& g, char* out, size_t count,

@@ -137,6 +137,7 @@ struct Op {
   fi_context2 ctx;  // first: the provider's completion gives back its address
   bool send = false;
   int peer = -1;
+  size_t offset = 0;  // in the transfer's buffer
   size_t len = 0;
 };
 
@@ -226,6 +227,13 @@ class FabricTransport : public Transport {
 
   absl::Status Exchange(int to, const void* sbuf, size_t sbytes, int from,
                         void* rbuf, size_t rbytes, int stream) override {
+    return ExchangeInPieces(to, sbuf, sbytes, from, rbuf, rbytes, stream, nullptr);
+  }
+
+  // Each received message (a chunk) is a piece.
+  absl::Status ExchangeInPieces(int to, const void* sbuf, size_t sbytes, int from, void* rbuf,
+                                size_t rbytes, int stream,
+                                const std::function<void(size_t, size_t)>& on_received) override {
     if (broken_) return absl::InternalError("the fabric endpoint was closed after a failure");
     if (to < 0) sbytes = 0;
     if (from < 0) rbytes = 0;
@@ -234,6 +242,7 @@ class FabricTransport : public Transport {
     t.stream = std::clamp(stream, 0, kTransportStreams - 1);
     t.send = {static_cast<char*>(const_cast<void*>(sbuf)), sbytes, to};
     t.recv = {static_cast<char*>(rbuf), rbytes, from};
+    t.on_received = on_received ? &on_received : nullptr;
     absl::Status st = Register(t.send);
     if (st.ok()) st = Register(t.recv);
     if (st.ok()) st = Run(t);
@@ -261,6 +270,7 @@ class FabricTransport : public Transport {
   struct Transfer {
     Side send, recv;
     int stream = kCollectiveStream;
+    const std::function<void(size_t, size_t)>* on_received = nullptr;
   };
   struct Region {
     const char* base;
@@ -305,8 +315,10 @@ class FabricTransport : public Transport {
 
   // A message: a chunk (NEURON_RT_CC_CHUNK_SIZE), or less where the
   // provider sends less in one go.
+  // A multiple of 64 bytes, so every piece holds whole elements of any type.
   size_t ChunkBytes() const {
-    return std::min<size_t>(std::max<uint64_t>(setup_.chunk_bytes, 4096), max_msg_);
+    const size_t bytes = std::min<size_t>(std::max<uint64_t>(setup_.chunk_bytes, 4096), max_msg_);
+    return std::max<size_t>(bytes / 64 * 64, 64);
   }
   // Messages in flight each way: NEURON_RT_CC_CHANNEL_BUFFER_N chunks' worth,
   // at most kMaxInflight messages.
@@ -336,6 +348,7 @@ class FabricTransport : public Transport {
     while (s.posted < s.bytes && s.inflight < limit) {
       const size_t n = std::min(ChunkBytes(), s.bytes - s.posted);
       Op* op = NewOp(send, s.peer);
+      op->offset = s.posted;
       op->len = n;
       ssize_t rc;
       if (send) {
@@ -410,7 +423,10 @@ class FabricTransport : public Transport {
         Side& s = op->send ? t.send : t.recv;
         s.done += op->len;
         --s.inflight;
+        const size_t offset = op->offset, len = op->len;
+        const bool received = !op->send;
         Retire(op);
+        if (received && t.on_received != nullptr) (*t.on_received)(offset, len);
       }
     }
     return absl::OkStatus();

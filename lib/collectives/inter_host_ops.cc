@@ -42,6 +42,22 @@ absl::Status Communicator::Impl::Xfer(int to, const void* sbuf, size_t sbytes,
   return st;
 }
 
+absl::Status Communicator::Impl::XferReducing(int to, const void* sbuf, size_t sbytes, int from,
+                                              void* rbuf, char* into, size_t count, DataType type,
+                                              ReduceOp op) {
+  if (!broken.ok()) return broken;
+  const size_t es = DataTypeSize(type);
+  char* received = static_cast<char*>(rbuf);
+  absl::Status st = transport->ExchangeInPieces(
+      to, sbuf, sbytes, from, rbuf, count * es, kCollectiveStream, [&](size_t offset, size_t bytes) {
+        // Pieces are whole chunks, so they hold whole elements.
+        ReduceInto(into + offset, received + offset, bytes / es, type, op);
+      });
+  if (!st.ok() && broken.ok()) broken = st;
+  if (st.ok() && to >= 0) network_bytes += sbytes;
+  return st;
+}
+
 absl::Status Communicator::Impl::RingAllReduceBody(const GroupView& v, char* out,
                                                    size_t count, DataType type,
                                                    ReduceOp op) {
@@ -54,9 +70,8 @@ absl::Status Communicator::Impl::RingAllReduceBody(const GroupView& v, char* out
   scratch.resize(std::max(scratch.size(), (count / g + 1) * es));
   for (long k = 0; k < G - 1; ++k) {  // reduce-scatter: block me ends whole here
     const size_t sb = Mod(me - k - 1, G), rb = Mod(me - k - 2, G);
-    RETURN_IF_ERROR(Xfer(next, out + off(sb) * es, len(sb) * es, prev,
-                         scratch.data(), len(rb) * es));
-    ReduceInto(out + off(rb) * es, scratch.data(), len(rb), type, op);
+    RETURN_IF_ERROR(XferReducing(next, out + off(sb) * es, len(sb) * es, prev, scratch.data(),
+                                 out + off(rb) * es, len(rb), type, op));
   }
   for (long k = 0; k < G - 1; ++k) {  // all-gather of the reduced blocks
     const size_t sb = Mod(me - k, G), rb = Mod(me - k - 1, G);
@@ -89,8 +104,8 @@ absl::Status Communicator::Impl::RdhAllReduceBody(const GroupView& v, char* out,
       RETURN_IF_ERROR(Xfer(odd, out, bytes, -1, nullptr, 0));
       return Xfer(-1, nullptr, 0, odd, out, bytes);
     }
-    RETURN_IF_ERROR(Xfer(-1, nullptr, 0, v.members[static_cast<size_t>(me - 1)], tmp, bytes));
-    ReduceInto(out, tmp, count, type, op);
+    RETURN_IF_ERROR(XferReducing(-1, nullptr, 0, v.members[static_cast<size_t>(me - 1)], tmp, out, count,
+                                 type, op));
     newrank = me / 2;
   } else {
     newrank = me - rem;
@@ -110,9 +125,10 @@ absl::Status Communicator::Impl::RdhAllReduceBody(const GroupView& v, char* out,
       const bool upper = (newrank & mask) != 0;
       const int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
       const int send_lo = upper ? lo : mid, send_hi = upper ? mid : hi;
-      RETURN_IF_ERROR(Xfer(partner, out + off(send_lo) * es, (off(send_hi) - off(send_lo)) * es,
-                           partner, tmp, (off(keep_hi) - off(keep_lo)) * es));
-      ReduceInto(out + off(keep_lo) * es, tmp, off(keep_hi) - off(keep_lo), type, op);
+      // The half sent and the half reduced into are disjoint.
+      RETURN_IF_ERROR(XferReducing(partner, out + off(send_lo) * es, (off(send_hi) - off(send_lo)) * es,
+                                   partner, tmp, out + off(keep_lo) * es, off(keep_hi) - off(keep_lo),
+                                   type, op));
       lo = keep_lo, hi = keep_hi;
     }
     for (int mask = 1; mask < pof2; mask <<= 1) {  // recursive doubling
@@ -231,8 +247,8 @@ absl::Status Communicator::Impl::RingReduceScatter(const GroupView& v,
   std::memcpy(work, in, block * g);
   for (long k = 0; k < G - 1; ++k) {
     const size_t sb = Mod(me - k - 1, G), rb = Mod(me - k - 2, G);
-    RETURN_IF_ERROR(Xfer(next, work + sb * block, block, prev, recv, block));
-    ReduceInto(work + rb * block, recv, count, type, op);
+    RETURN_IF_ERROR(XferReducing(next, work + sb * block, block, prev, recv, work + rb * block, count,
+                                 type, op));
   }
   std::memcpy(out, work + static_cast<size_t>(me) * block, block);
   return absl::OkStatus();

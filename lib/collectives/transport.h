@@ -81,6 +81,18 @@ class Transport {
   // of the messages in flight the transfer uses.
   virtual absl::Status Exchange(int to, const void* sbuf, size_t sbytes,
                                 int from, void* rbuf, size_t rbytes, int stream) = 0;
+  // Exchange, calling on_received(offset, bytes) for each piece of rbuf once
+  // it has arrived (pieces in any order, together covering rbytes), so the
+  // caller works on what is there while the rest is in flight (a ring
+  // reduces each piece as it lands). Without pieces of its own a transport
+  // hands over the whole buffer at the end.
+  virtual absl::Status ExchangeInPieces(int to, const void* sbuf, size_t sbytes, int from, void* rbuf,
+                                        size_t rbytes, int stream,
+                                        const std::function<void(size_t, size_t)>& on_received) {
+    absl::Status st = Exchange(to, sbuf, sbytes, from, rbuf, rbytes, stream);
+    if (st.ok() && from >= 0 && rbytes > 0) on_received(0, rbytes);
+    return st;
+  }
   virtual TransportStats Stats() const { return {}; }
   // Registers device memory with the fabric once, as one region
   // (NEURON_RT_REGISTER_HBM_MR); transfers inside it then register nothing.
