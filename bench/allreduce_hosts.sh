@@ -3,16 +3,16 @@
 # (tests/cluster/cluster.sh): neuron-allreduce (ranks started by hand with
 # NEURON_RANK) vs Open MPI (TCP BTL, mpirun through netns-rsh) vs Gloo (TCP)
 # in the same run, on 2, 4 and 8 hosts x 1 rank and 4 hosts x 2 ranks, with
-# links shaped to RATE (tc tbf on both ends) and unshaped. Prints one row per
-# case: the times, the bus bandwidths (2^30 bytes/s, busbw = bytes * 2(n-1)/n
-# / time for n ranks), ours over the better peer, and for shaped links the
-# bus bandwidth over the link rate. Needs root (network namespaces).
+# links shaped to each of RATES (tc tbf on both ends) and unshaped. Prints one
+# row per case: the times, the bus bandwidths (2^30 bytes/s, busbw = bytes *
+# 2(n-1)/n / time for n ranks), ours over the better peer, and for shaped
+# links the bus bandwidth over the link rate. Needs root (network namespaces).
 # Usage: bench/allreduce_hosts.sh [--quick] [SCALE]
 #   --quick  2 and 4 hosts x 1 rank only
 #   SCALE    multiplies the iteration counts (default 1)
 # Environment: ROUNDS (each figure is the best of ROUNDS rounds, default 2),
 #   SIZES (bytes, default "8 67108864"; add 1048576 for 1 MiB),
-#   RATE (the shaped links' rate, default 2gbit).
+#   RATES (the shaped links' rates, default 2gbit; e.g. "2gbit 1gbit").
 set -euo pipefail
 source "$(dirname "$0")/bench_common.sh"
 source "$ROOT/tests/cluster/cluster.sh"
@@ -28,7 +28,7 @@ for a in "$@"; do
 done
 rounds="${ROUNDS:-2}"
 read -r -a sizes <<<"${SIZES:-8 67108864}"
-rate="${RATE:-2gbit}"
+read -r -a rates <<<"${RATES:-2gbit}"
 if ((quick)); then configs=("2 1" "4 1"); else configs=("2 1" "4 1" "8 1" "4 2"); fi
 
 # The peers' packages (bench-only, so not in scripts/lib/common.sh DEPS).
@@ -125,9 +125,11 @@ link_gbs() {
 }
 
 declare -A t_ours t_mpi t_gloo
-for shaped in 1 0; do
+links=("${rates[@]}" none)
+for link in "${links[@]}"; do
   cluster_down "$CL"
-  if ((shaped)); then up_args=(--rate "$rate"); else up_args=(); fi
+  shaped=1 up_args=(--rate "$link")
+  [ "$link" = none ] && shaped=0 up_args=()
   rc=0
   cluster_up "$CL" "$max_hosts" "${up_args[@]}" || rc=$?
   if ((rc == 77)); then
@@ -138,7 +140,7 @@ for shaped in 1 0; do
   for c in "${configs[@]}"; do
     read -r hosts per <<<"$c"
     for s in "${sizes[@]}"; do
-      key="$hosts $per $shaped $s"
+      key="$hosts $per $link $s"
       n=$(iters_for "$s" "$shaped" ours) nm=$(iters_for "$s" "$shaped" mpi)
       w=$((n / 10 + 1)) wm=$((nm / 10 + 1))
       for ((round = 0; round < rounds; round++)); do
@@ -151,14 +153,13 @@ for shaped in 1 0; do
   done
 done
 
-link=$(link_gbs "$rate")
 printf '%5s %5s %6s %9s  %11s %11s %11s  %9s %9s %9s  %9s  %9s %9s\n' hosts ranks rate size \
   'ours(us)' 'mpi(us)' 'gloo(us)' 'ours GB/s' 'mpi GB/s' 'gloo GB/s' 'ours/peer' 'ours/link' 'peer/link'
-for shaped in 1 0; do
+for link in "${links[@]}"; do
   for c in "${configs[@]}"; do
     read -r hosts per <<<"$c"
     for s in "${sizes[@]}"; do
-      key="$hosts $per $shaped $s"
+      key="$hosts $per $link $s"
       nr=$((hosts * per))
       bo=$(busbw "$s" "$nr" "${t_ours[$key]}")
       bm=$(busbw "$s" "$nr" "${t_mpi[$key]}")
@@ -166,16 +167,17 @@ for shaped in 1 0; do
       best=$(awk -v a="$bm" -v b="$bg" 'BEGIN { if (a == "-") print b; else if (b == "-") print a; else print (a > b) ? a : b }')
       vs=$(awk -v o="$bo" -v p="$best" 'BEGIN { if (o == "-" || p == "-" || p == 0) print "-"; else printf "%.2f", o / p }')
       ol="-" pl="-"
-      if ((shaped)); then
-        ol=$(awk -v o="$bo" -v l="$link" 'BEGIN { if (o == "-") print "-"; else printf "%.2f", o / l }')
-        pl=$(awk -v o="$best" -v l="$link" 'BEGIN { if (o == "-") print "-"; else printf "%.2f", o / l }')
+      if [ "$link" != none ]; then
+        gbs=$(link_gbs "$link")
+        ol=$(awk -v o="$bo" -v l="$gbs" 'BEGIN { if (o == "-") print "-"; else printf "%.2f", o / l }')
+        pl=$(awk -v o="$best" -v l="$gbs" 'BEGIN { if (o == "-") print "-"; else printf "%.2f", o / l }')
       fi
       printf '%5s %5s %6s %9s  %11s %11s %11s  %9s %9s %9s  %9s  %9s %9s\n' "$hosts" "$nr" \
-        "$( ((shaped)) && echo "$rate" || echo none)" "$s" "$(us "${t_ours[$key]}")" \
+        "$link" "$s" "$(us "${t_ours[$key]}")" \
         "$(us "${t_mpi[$key]}")" "$(us "${t_gloo[$key]}")" "$bo" "$bm" "$bg" "$vs" "$ol" "$pl"
     done
   done
 done
 echo "busbw GB/s = 2^30 bytes/s, bytes * 2(n-1)/n / time; fp32 sum; best of $rounds round(s)"
-echo "ours/peer: our busbw over the better of MPI and Gloo; */link: busbw over the $rate link ($link GB/s)"
+echo "ours/peer: our busbw over the better of MPI and Gloo; */link: busbw over the link's rate"
 echo "MPI: Open MPI $(mpirun --version 2>/dev/null | sed -n 's/.*Open MPI) //p'), --mca btl tcp,self; Gloo: TCP transport"

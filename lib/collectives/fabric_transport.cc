@@ -137,7 +137,8 @@ struct Op {
   fi_context2 ctx;  // first: the provider's completion gives back its address
   bool send = false;
   int peer = -1;
-  size_t offset = 0;  // in the transfer's buffer
+  size_t step = 0;    // of the pipeline
+  size_t offset = 0;  // in the step's buffer
   size_t len = 0;
 };
 
@@ -234,27 +235,15 @@ class FabricTransport : public Transport {
   absl::Status ExchangeInPieces(int to, const void* sbuf, size_t sbytes, int from, void* rbuf,
                                 size_t rbytes, int stream,
                                 const std::function<void(size_t, size_t)>& on_received) override {
-    if (broken_) return absl::InternalError("the fabric endpoint was closed after a failure");
-    if (to < 0) sbytes = 0;
-    if (from < 0) rbytes = 0;
-    if (sbytes == 0 && rbytes == 0) return absl::OkStatus();
-    Transfer t;
-    t.stream = std::clamp(stream, 0, kTransportStreams - 1);
-    t.send = {static_cast<char*>(const_cast<void*>(sbuf)), sbytes, to};
-    t.recv = {static_cast<char*>(rbuf), rbytes, from};
-    t.on_received = on_received ? &on_received : nullptr;
-    absl::Status st = Register(t.send);
-    if (st.ok()) st = Register(t.recv);
-    if (st.ok()) st = Run(t);
-    Unregister(t.send);
-    Unregister(t.recv);
-    // After a failure, posted buffers may belong to the caller no longer:
-    // the endpoint is closed so nothing is written into them later.
-    if (!st.ok()) {
-      broken_ = true;
-      Close();
-    }
-    return st;
+    const std::vector<PipelineStep> one{{sbuf, sbytes, rbuf, rbytes}};
+    const std::function<void(size_t, size_t, size_t)> piece =
+        [&](size_t, size_t offset, size_t bytes) { on_received(offset, bytes); };
+    return RunSteps(to, from, one, stream, on_received ? &piece : nullptr);
+  }
+
+  absl::Status RingPipeline(int to, int from, const std::vector<PipelineStep>& steps, int stream,
+                            const std::function<void(size_t, size_t, size_t)>& on_received) override {
+    return RunSteps(to, from, steps, stream, &on_received);
   }
 
  private:
@@ -263,14 +252,14 @@ class FabricTransport : public Transport {
     size_t bytes = 0;
     int peer = -1;
     size_t posted = 0, done = 0;  // bytes
-    int inflight = 0;
     fid_mr* mr = nullptr;
     void* desc = nullptr;
   };
-  struct Transfer {
+  // A pipeline step as the transport tracks it.
+  struct Step {
     Side send, recv;
-    int stream = kCollectiveStream;
-    const std::function<void(size_t, size_t)>* on_received = nullptr;
+    std::vector<bool> landed;  // the receive's messages handed over
+    size_t handed = 0;         // bytes handed over from the start, with no gap
   };
   struct Region {
     const char* base;
@@ -341,13 +330,15 @@ class FabricTransport : public Transport {
     return stream == 0 ? first : std::max(total - first, 1);
   }
 
-  // Posts what the stream's in-flight limit allows; -FI_EAGAIN just waits
-  // for room.
-  absl::Status Post(Side& s, bool send, int stream) {
+  // Posts the messages of s up to byte `upto` that the stream's in-flight
+  // limit allows; -FI_EAGAIN just waits for room.
+  absl::Status Post(Side& s, bool send, int stream, size_t step, size_t upto, int& inflight) {
     const int limit = StreamInflightLimit(stream);
-    while (s.posted < s.bytes && s.inflight < limit) {
+    while (s.posted < s.bytes && inflight < limit) {
       const size_t n = std::min(ChunkBytes(), s.bytes - s.posted);
+      if (s.posted + n > upto) break;
       Op* op = NewOp(send, s.peer);
+      op->step = step;
       op->offset = s.posted;
       op->len = n;
       ssize_t rc;
@@ -369,19 +360,86 @@ class FabricTransport : public Transport {
         return Error(send ? "cannot send" : "cannot post a receive", static_cast<int>(rc));
       }
       s.posted += n;
-      ++s.inflight;
-      stats_.max_inflight[stream] = std::max(stats_.max_inflight[stream], s.inflight);
+      ++inflight;
+      stats_.max_inflight[stream] = std::max(stats_.max_inflight[stream], inflight);
       inflight_.push_back(op);
     }
     return absl::OkStatus();
   }
 
-  absl::Status Run(Transfer& t) {
-    auto pending = [&] { return t.send.done < t.send.bytes || t.recv.done < t.recv.bytes; };
+  // Registers the steps' buffers, runs them, and after a failure closes the
+  // endpoint: posted buffers may belong to the caller no longer, so nothing
+  // may be written into them later.
+  absl::Status RunSteps(int to, int from, const std::vector<PipelineStep>& in, int stream,
+                        const std::function<void(size_t, size_t, size_t)>* on_received) {
+    if (broken_) return absl::InternalError("the fabric endpoint was closed after a failure");
+    const size_t chunk = ChunkBytes();
+    std::vector<Step> steps(in.size());
+    size_t total = 0;
+    for (size_t j = 0; j < in.size(); ++j) {
+      Step& s = steps[j];
+      s.send = {static_cast<char*>(const_cast<void*>(in[j].send)), to < 0 ? 0 : in[j].send_bytes,
+                to};
+      s.recv = {static_cast<char*>(in[j].recv), from < 0 ? 0 : in[j].recv_bytes, from};
+      s.landed.assign((s.recv.bytes + chunk - 1) / chunk, false);
+      total += s.send.bytes + s.recv.bytes;
+    }
+    if (total == 0) return absl::OkStatus();
+    absl::Status st;
+    for (Step& s : steps) {
+      if (st.ok()) st = Register(s.send);
+      if (st.ok()) st = Register(s.recv);
+    }
+    if (st.ok()) st = Pump(steps, std::clamp(stream, 0, kTransportStreams - 1), on_received);
+    for (Step& s : steps) {
+      Unregister(s.send);
+      Unregister(s.recv);
+    }
+    if (!st.ok()) {
+      broken_ = true;
+      Close();
+    }
+    return st;
+  }
+
+  // Posts and completes the steps' messages in order. Step j's receive is
+  // posted once step j-2's was handed over whole (so the two may share a
+  // buffer); step j's message i goes once step j-1's message i was handed
+  // over (both sides cut steps into the same chunks).
+  absl::Status Pump(std::vector<Step>& steps, int stream,
+                    const std::function<void(size_t, size_t, size_t)>* on_received) {
+    const size_t chunk = ChunkBytes();
+    size_t next_send = 0, next_recv = 0;  // the steps now posting
+    int sending = 0, receiving = 0;       // messages in flight
+    auto pending = [&] {
+      return std::any_of(steps.begin(), steps.end(), [](const Step& s) {
+        return s.send.done < s.send.bytes || s.recv.done < s.recv.bytes;
+      });
+    };
+    auto blamed = [&] {  // the peer a stall is charged to: the sender first
+      for (const Step& s : steps) {
+        if (s.recv.done < s.recv.bytes) return s.recv.peer;
+      }
+      for (const Step& s : steps) {
+        if (s.send.done < s.send.bytes) return s.send.peer;
+      }
+      return -1;
+    };
     auto last_check = net::Clock::now();
     while (pending()) {
-      absl::Status st = Post(t.recv, false, t.stream);
-      if (st.ok()) st = Post(t.send, true, t.stream);
+      absl::Status st;
+      for (; st.ok() && next_recv < steps.size(); ++next_recv) {
+        Step& s = steps[next_recv];
+        if (next_recv >= 2 && steps[next_recv - 2].handed < steps[next_recv - 2].recv.bytes) break;
+        st = Post(s.recv, false, stream, next_recv, s.recv.bytes, receiving);
+        if (s.recv.posted < s.recv.bytes) break;
+      }
+      for (; st.ok() && next_send < steps.size(); ++next_send) {
+        Step& s = steps[next_send];
+        const size_t ready = next_send == 0 ? s.send.bytes : steps[next_send - 1].handed;
+        st = Post(s.send, true, stream, next_send, ready, sending);
+        if (s.send.posted < s.send.bytes) break;
+      }
       if (!st.ok()) return st;
       std::array<fi_cq_tagged_entry, 16> done;
       ssize_t n = fi_cq_read(cq_, done.data(), done.size());
@@ -391,10 +449,7 @@ class FabricTransport : public Transport {
           last_check = now;
           st = setup_.hooks.check();
           if (!st.ok()) return st;
-          if (now >= *setup_.hooks.deadline) {
-            const int peer = t.recv.done < t.recv.bytes ? t.recv.peer : t.send.peer;
-            return setup_.hooks.lost(peer, "no progress");
-          }
+          if (now >= *setup_.hooks.deadline) return setup_.hooks.lost(blamed(), "no progress");
         }
         // Sleep on the queue's file descriptor, once libfabric agrees that
         // nothing is pending that only another read would progress.
@@ -420,13 +475,22 @@ class FabricTransport : public Transport {
       if (n < 0) return Error("cannot read the completion queue", static_cast<int>(n));
       for (ssize_t i = 0; i < n; ++i) {
         Op* op = static_cast<Op*>(done[i].op_context);
-        Side& s = op->send ? t.send : t.recv;
-        s.done += op->len;
-        --s.inflight;
-        const size_t offset = op->offset, len = op->len;
-        const bool received = !op->send;
+        const size_t j = op->step, offset = op->offset, len = op->len;
+        const bool sent = op->send;
         Retire(op);
-        if (received && t.on_received != nullptr) (*t.on_received)(offset, len);
+        Step& s = steps[j];
+        if (sent) {
+          s.send.done += len;
+          --sending;
+          continue;
+        }
+        s.recv.done += len;
+        --receiving;
+        if (on_received != nullptr) (*on_received)(j, offset, len);
+        s.landed[offset / chunk] = true;
+        while (s.handed < s.recv.bytes && s.landed[s.handed / chunk]) {
+          s.handed = std::min(s.handed + chunk, s.recv.bytes);
+        }
       }
     }
     return absl::OkStatus();

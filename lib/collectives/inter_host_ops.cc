@@ -17,6 +17,7 @@
 // ranks end with the same bits.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "lib/collectives/comm_impl.h"
 
@@ -67,18 +68,38 @@ absl::Status Communicator::Impl::RingAllReduceBody(const GroupView& v, char* out
   const int next = v.members[Mod(me + 1, G)], prev = v.members[Mod(me - 1, G)];
   auto off = [&](size_t b) { return count * b / g; };
   auto len = [&](size_t b) { return off(b + 1) - off(b); };
-  scratch.resize(std::max(scratch.size(), (count / g + 1) * es));
-  for (long k = 0; k < G - 1; ++k) {  // reduce-scatter: block me ends whole here
+  // One pipeline of 2(g-1) steps, so a chunk travels on as soon as it is
+  // reduced or has landed, across the step boundaries. The reduce-scatter
+  // receives into two scratch halves in turn and reduces each piece into
+  // its block as it lands: block me ends whole here; the all-gather
+  // receives the reduced blocks straight into place.
+  const size_t half = (count / g + 1) * es;
+  scratch.resize(std::max(scratch.size(), 2 * half));
+  std::vector<PipelineStep> steps;
+  std::vector<char*> reduce_into;
+  for (long k = 0; k < G - 1; ++k) {  // reduce-scatter
     const size_t sb = Mod(me - k - 1, G), rb = Mod(me - k - 2, G);
-    RETURN_IF_ERROR(XferReducing(next, out + off(sb) * es, len(sb) * es, prev, scratch.data(),
-                                 out + off(rb) * es, len(rb), type, op));
+    steps.push_back({out + off(sb) * es, len(sb) * es,
+                     scratch.data() + static_cast<size_t>(k % 2) * half, len(rb) * es});
+    reduce_into.push_back(out + off(rb) * es);
   }
-  for (long k = 0; k < G - 1; ++k) {  // all-gather of the reduced blocks
+  for (long k = 0; k < G - 1; ++k) {  // all-gather
     const size_t sb = Mod(me - k, G), rb = Mod(me - k - 1, G);
-    RETURN_IF_ERROR(Xfer(next, out + off(sb) * es, len(sb) * es, prev,
-                         out + off(rb) * es, len(rb) * es));
+    steps.push_back({out + off(sb) * es, len(sb) * es, out + off(rb) * es, len(rb) * es});
   }
-  return absl::OkStatus();
+  if (!broken.ok()) return broken;
+  absl::Status st = transport->RingPipeline(
+      next, prev, steps, kCollectiveStream, [&](size_t step, size_t offset, size_t bytes) {
+        if (step >= reduce_into.size()) return;
+        // Pieces are whole chunks, so they hold whole elements.
+        ReduceInto(reduce_into[step] + offset, static_cast<const char*>(steps[step].recv) + offset,
+                   bytes / es, type, op);
+      });
+  if (!st.ok() && broken.ok()) broken = st;
+  if (st.ok()) {
+    for (const PipelineStep& s : steps) network_bytes += s.send_bytes;
+  }
+  return st;
 }
 
 absl::Status Communicator::Impl::RdhAllReduceBody(const GroupView& v, char* out,

@@ -69,6 +69,15 @@ struct TransportSetup {
   TransferHooks hooks;
 };
 
+// One step of a ring pipeline (Transport::RingPipeline): what it sends to
+// the next rank and where what the previous rank sends lands.
+struct PipelineStep {
+  const void* send = nullptr;
+  size_t send_bytes = 0;
+  void* recv = nullptr;
+  size_t recv_bytes = 0;
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -92,6 +101,26 @@ class Transport {
     absl::Status st = Exchange(to, sbuf, sbytes, from, rbuf, rbytes, stream);
     if (st.ok() && from >= 0 && rbytes > 0) on_received(0, rbytes);
     return st;
+  }
+  // The steps of a ring as one pipeline: step j+1 sends what step j
+  // received (send_bytes[j+1] == recv_bytes[j]) once on_received(j, offset,
+  // bytes) has handed it over, piece by piece, so a piece travels on while
+  // the rest of its step is still arriving and no link waits for a whole
+  // step at the boundaries. A receive for step j is posted only after step
+  // j-2 was handed over whole, so steps two apart may share a buffer.
+  // Without a pipeline of its own a transport runs the steps one by one.
+  virtual absl::Status RingPipeline(int to, int from, const std::vector<PipelineStep>& steps,
+                                    int stream,
+                                    const std::function<void(size_t, size_t, size_t)>& on_received) {
+    for (size_t j = 0; j < steps.size(); ++j) {
+      const PipelineStep& s = steps[j];
+      absl::Status st = ExchangeInPieces(to, s.send, s.send_bytes, from, s.recv, s.recv_bytes,
+                                         stream, [&](size_t offset, size_t bytes) {
+                                           on_received(j, offset, bytes);
+                                         });
+      if (!st.ok()) return st;
+    }
+    return absl::OkStatus();
   }
   virtual TransportStats Stats() const { return {}; }
   // Registers device memory with the fabric once, as one region
