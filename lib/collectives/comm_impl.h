@@ -198,7 +198,8 @@ class Communicator::Impl {
   // of the transfer.
   absl::Status XferReducing(int to, const void* sbuf, size_t sbytes, int from, void* rbuf,
                             char* into, size_t count, DataType type, ReduceOp op);
-  absl::Status RingAllReduceBody(const GroupView& g, char* out, size_t count,
+  // Reads `in` (which may be `out`) and writes every byte of `out`.
+  absl::Status RingAllReduceBody(const GroupView& g, const char* in, char* out, size_t count,
                                  DataType type, ReduceOp op);
   absl::Status RdhAllReduceBody(const GroupView& g, char* out, size_t count,
                                 DataType type, ReduceOp op);

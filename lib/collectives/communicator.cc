@@ -652,9 +652,13 @@ absl::Status Communicator::AllReduce(const void* in, void* out, size_t count,
   const InterHostAlgorithm a = m.ChooseInterHost(groups, count * es);
   if (a == InterHostAlgorithm::kHier) return m.HierAllReduce(*v, i, o, count, type, op);
   m.step += m.AllReduceSteps(count, es, v->members.size());
+  // The ring reads the input where it lies; buffers that overlap only in
+  // part are copied first.
+  const bool apart = o == i || o + count * es <= i || i + count * es <= o;
+  if (a == InterHostAlgorithm::kRing && apart) return m.RingAllReduceBody(*v, i, o, count, type, op);
   if (o != i && count) std::memmove(o, i, count * es);
   return a == InterHostAlgorithm::kRdh ? m.RdhAllReduceBody(*v, o, count, type, op)
-                                       : m.RingAllReduceBody(*v, o, count, type, op);
+                                       : m.RingAllReduceBody(*v, o, o, count, type, op);
 }
 
 absl::Status Communicator::AllGather(const void* in, void* out, size_t count,

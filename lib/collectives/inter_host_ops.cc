@@ -59,28 +59,35 @@ absl::Status Communicator::Impl::XferReducing(int to, const void* sbuf, size_t s
   return st;
 }
 
-absl::Status Communicator::Impl::RingAllReduceBody(const GroupView& v, char* out,
-                                                   size_t count, DataType type,
+absl::Status Communicator::Impl::RingAllReduceBody(const GroupView& v, const char* in,
+                                                   char* out, size_t count, DataType type,
                                                    ReduceOp op) {
   const size_t es = DataTypeSize(type), g = v.members.size();
-  if (g == 1 || count == 0) return absl::OkStatus();
+  if (g == 1 || count == 0) {
+    if (in != out && count) std::memmove(out, in, count * es);
+    return absl::OkStatus();
+  }
   const long me = v.me, G = static_cast<long>(g);
   const int next = v.members[Mod(me + 1, G)], prev = v.members[Mod(me - 1, G)];
   auto off = [&](size_t b) { return count * b / g; };
   auto len = [&](size_t b) { return off(b + 1) - off(b); };
   // One pipeline of 2(g-1) steps, so a chunk travels on as soon as it is
   // reduced or has landed, across the step boundaries. The reduce-scatter
-  // receives into two scratch halves in turn and reduces each piece into
-  // its block as it lands: block me ends whole here; the all-gather
-  // receives the reduced blocks straight into place.
+  // receives into two scratch halves in turn and reduces each piece with
+  // the input's block into the output as it lands: block me ends whole
+  // there; the all-gather receives the reduced blocks straight into place.
+  // So every output byte is written once, and no copy of the input comes
+  // first: step 0 sends from the input.
   const size_t half = (count / g + 1) * es;
   scratch.resize(std::max(scratch.size(), 2 * half));
   std::vector<PipelineStep> steps;
+  std::vector<const char*> reduce_with;
   std::vector<char*> reduce_into;
   for (long k = 0; k < G - 1; ++k) {  // reduce-scatter
     const size_t sb = Mod(me - k - 1, G), rb = Mod(me - k - 2, G);
-    steps.push_back({out + off(sb) * es, len(sb) * es,
+    steps.push_back({(k == 0 ? in : out) + off(sb) * es, len(sb) * es,
                      scratch.data() + static_cast<size_t>(k % 2) * half, len(rb) * es});
+    reduce_with.push_back(in + off(rb) * es);
     reduce_into.push_back(out + off(rb) * es);
   }
   for (long k = 0; k < G - 1; ++k) {  // all-gather
@@ -92,8 +99,8 @@ absl::Status Communicator::Impl::RingAllReduceBody(const GroupView& v, char* out
       next, prev, steps, kCollectiveStream, [&](size_t step, size_t offset, size_t bytes) {
         if (step >= reduce_into.size()) return;
         // Pieces are whole chunks, so they hold whole elements.
-        ReduceInto(reduce_into[step] + offset, static_cast<const char*>(steps[step].recv) + offset,
-                   bytes / es, type, op);
+        Reduce2(reduce_into[step] + offset, reduce_with[step] + offset,
+                static_cast<const char*>(steps[step].recv) + offset, bytes / es, type, op);
       });
   if (!st.ok() && broken.ok()) broken = st;
   if (st.ok()) {
@@ -238,7 +245,7 @@ absl::Status Communicator::Impl::HierAllReduce(const GroupView& v, const char* i
   if (share.me == 0) {
     const bool rdh = region_count * es <= rdh_bytes && opt.algorithm != "ring";
     RETURN_IF_ERROR(rdh ? RdhAllReduceBody(rail, reg, region_count, type, op)
-                        : RingAllReduceBody(rail, reg, region_count, type, op));
+                        : RingAllReduceBody(rail, reg, reg, region_count, type, op));
   }
   if (n > 1) {
     RETURN_IF_ERROR(ShmBroadcast(share, reg, reg, region_count * es, 0));
