@@ -5,12 +5,10 @@
 #define NEURON_TESTS_COMPILER_LOWERED_RUN_H_
 
 #include <cstring>
-#include <memory>
 #include <string_view>
 #include <vector>
 
 #include "lib/hlo/verifier.h"
-#include "lib/kernels/executable.h"
 #include "tests/compiler/test_util.h"
 
 namespace neuron::compiler::testing {
@@ -27,11 +25,7 @@ inline absl::StatusOr<std::vector<kernels::Tensor>> CompileLoweredAndRun(std::st
       if (inst->opcode() == hlo::Opcode::kCustomCall) return absl::InternalError("a custom-call is left");
     }
   }
-  absl::StatusOr<std::unique_ptr<kernels::Executable>> exe = kernels::Executable::Build(*r->module);
-  if (!exe.ok()) return exe.status();
-  std::vector<kernels::Tensor> outs;
-  if (absl::Status s = (*exe)->Run(inputs, &outs, kernels::ExecOptions{}); !s.ok()) return s;
-  return outs;
+  return RunModule(*r->module, inputs);
 }
 
 inline kernels::Tensor F32(std::vector<int64_t> dims, const std::vector<float>& v) {
