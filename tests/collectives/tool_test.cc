@@ -226,7 +226,9 @@ TEST(NeuronAllreduce, IterationsPerSizeAndTheMedian) {
 
   r = RunTool(kTool, {"-r", "2", "allr", "-b", "8", "-e", "32MB", "-f", "4096", "-n", "7", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const nlohmann::json& row : nlohmann::json::parse(r.out)["results"]) EXPECT_EQ(row["iters"], 7);
+  // The parsed document must outlive the loop over its member.
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  for (const nlohmann::json& row : report["results"]) EXPECT_EQ(row["iters"], 7);
 }
 
 TEST(NeuronAllreduce, FailedCheckSavesTensorsAndFails) {
