@@ -25,7 +25,7 @@ inline absl::StatusOr<std::vector<kernels::Tensor>> CompileLoweredAndRun(std::st
       if (inst->opcode() == hlo::Opcode::kCustomCall) return absl::InternalError("a custom-call is left");
     }
   }
-  return RunModule(*r->module, inputs);
+  return kernels::testing::RunModule(*r->module, inputs);
 }
 
 inline kernels::Tensor F32(std::vector<int64_t> dims, const std::vector<float>& v) {

@@ -13,6 +13,7 @@
 #include "lib/hlo/module.h"
 #include "lib/hlo/text_parser.h"
 #include "lib/kernels/executable.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace neuron::compiler::testing {
 
@@ -44,17 +45,6 @@ inline absl::StatusOr<CompileResult> CompileText(std::string_view text, const Co
   return CompileBytes(text, "test.hlo", options, log, emit_neff);
 }
 
-// A compiled module run once on the executor; the outputs.
-inline absl::StatusOr<std::vector<kernels::Tensor>> RunModule(const hlo::Module& module,
-                                                              const std::vector<kernels::Tensor>& inputs,
-                                                              const kernels::ExecOptions& exec = {}) {
-  absl::StatusOr<std::unique_ptr<kernels::Executable>> exe = kernels::Executable::Build(module);
-  if (!exe.ok()) return exe.status();
-  std::vector<kernels::Tensor> outs;
-  if (absl::Status s = (*exe)->Run(inputs, &outs, exec); !s.ok()) return s;
-  return outs;
-}
-
 // Compiled at -O2 and run once on the executor; the outputs.
 inline absl::StatusOr<std::vector<kernels::Tensor>> CompileAndRun(std::string_view text,
                                                                   const std::vector<kernels::Tensor>& inputs,
@@ -62,7 +52,7 @@ inline absl::StatusOr<std::vector<kernels::Tensor>> CompileAndRun(std::string_vi
                                                                   const CompileOptions& options = {}) {
   absl::StatusOr<CompileResult> r = CompileText(text, options, /*emit_neff=*/false);
   if (!r.ok()) return r.status();
-  return RunModule(*r->module, inputs, exec);
+  return kernels::testing::RunModule(*r->module, inputs, exec);
 }
 
 // A small MLP: dot + bias + relu, twice, with a transposed weight.

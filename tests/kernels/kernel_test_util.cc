@@ -6,11 +6,20 @@
 
 namespace neuron::kernels::testing {
 
-absl::StatusOr<std::unique_ptr<Executable>> BuildText(const std::string& text) {
+namespace {
+
+absl::StatusOr<std::unique_ptr<hlo::Module>> LoadVerified(const std::string& text) {
   auto module = hlo::LoadModule(text, "test.hlo");
   if (!module.ok()) return module.status();
-  absl::Status v = hlo::Verify(**module);
-  if (!v.ok()) return v;
+  if (absl::Status v = hlo::Verify(**module); !v.ok()) return v;
+  return module;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Executable>> BuildText(const std::string& text) {
+  auto module = LoadVerified(text);
+  if (!module.ok()) return module.status();
   return Executable::Build(**module);
 }
 
@@ -30,15 +39,22 @@ std::vector<double> Values(const Tensor& t) {
   return v;
 }
 
+absl::StatusOr<std::vector<Tensor>> RunModule(const hlo::Module& module,
+                                              const std::vector<Tensor>& inputs,
+                                              const ExecOptions& options, RunStats* stats) {
+  auto exe = Executable::Build(module);
+  if (!exe.ok()) return exe.status();
+  std::vector<Tensor> outs;
+  if (absl::Status s = (*exe)->Run(inputs, &outs, options, stats); !s.ok()) return s;
+  return outs;
+}
+
 absl::StatusOr<std::vector<Tensor>> RunText(const std::string& text,
                                             const std::vector<Tensor>& inputs,
                                             const ExecOptions& options, RunStats* stats) {
-  auto exe = BuildText(text);
-  if (!exe.ok()) return exe.status();
-  std::vector<Tensor> outs;
-  absl::Status s = (*exe)->Run(inputs, &outs, options, stats);
-  if (!s.ok()) return s;
-  return outs;
+  auto module = LoadVerified(text);
+  if (!module.ok()) return module.status();
+  return RunModule(**module, inputs, options, stats);
 }
 
 }  // namespace neuron::kernels::testing

@@ -21,7 +21,13 @@ Tensor MakeTensor(hlo::ElementType type, std::vector<int64_t> dims,
 // Every element as a double.
 std::vector<double> Values(const Tensor& t);
 
-// Builds and runs once; returns the outputs.
+// Builds a loaded module and runs it once; returns the outputs.
+absl::StatusOr<std::vector<Tensor>> RunModule(const hlo::Module& module,
+                                              const std::vector<Tensor>& inputs,
+                                              const ExecOptions& options = {},
+                                              RunStats* stats = nullptr);
+
+// Loads, verifies, builds and runs once; returns the outputs.
 absl::StatusOr<std::vector<Tensor>> RunText(const std::string& hlo_text,
                                             const std::vector<Tensor>& inputs,
                                             const ExecOptions& options = {},

@@ -3,7 +3,7 @@
 # "0 passed, 0 failed" summary) where the oracle or numpy is missing, else
 # gives it simulated cores of its own in a temporary directory ($work),
 # apart from the test jobs running beside it, removed on exit.
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/check.sh"
 
 oracle_setup() {
   local name="$1"
