@@ -56,7 +56,7 @@ iters_for() {
   echo $((n * scale))
 }
 
-port=$((20000 + RANDOM % 20000))
+port=$(cluster_base_port)
 
 # wait_ranks TAG PID...: waits for a run's ranks; when one failed, prints
 # what they said ($SCRATCH/TAG*.err) and returns 1.

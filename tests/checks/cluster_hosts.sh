@@ -116,7 +116,7 @@ fi
 
 # --- jobs started by hand ---------------------------------------------------
 
-port=$((20000 + RANDOM % 20000))
+port=$(cluster_base_port)
 # A port of its own for each job's rank 0 (sets $port; not in a subshell).
 next_port() { port=$((port + 1)); }
 

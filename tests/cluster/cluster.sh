@@ -288,6 +288,17 @@ cluster_hostlist() {
   echo "$list"
 }
 
+# A random first port for a run's listeners, below the kernel's ephemeral
+# range: a port from that range may still be held by a connection of an
+# earlier job (closing, or in FIN_WAIT), and binding it then fails. The
+# caller counts up from it, a port per job.
+cluster_base_port() {
+  local low
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
+  ((low > 12000)) || low=32768
+  echo $((10000 + RANDOM % (low - 12000)))
+}
+
 _cluster_main() {
   local cmd="${1:-}"
   shift || true
