@@ -79,6 +79,7 @@ class Communicator::Impl {
   int rank = 0;
   int world = 1;
   int nhosts = 1;
+  int machine_ranks = 0;  // ranks sharing this rank's kernel (and CPUs)
   std::vector<Peer> peers;
   uint64_t nonce = 0;
 
@@ -114,7 +115,7 @@ class Communicator::Impl {
   uint64_t nbuf = 0;      // slots per rank
   size_t small_bytes = 0;  // latency-path limit
   int latency_spins = 0;   // pauses before the latency path sleeps
-  // This host's ranks outnumber its CPUs: a waiter yields its CPU (to the
+  // This machine's ranks outnumber its CPUs: a waiter yields its CPU (to the
   // rank it waits for, most likely) instead of pausing.
   bool oversubscribed = false;
   uint64_t step = 0;      // next pipeline step (identical on every rank)

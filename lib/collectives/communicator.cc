@@ -36,8 +36,9 @@ struct Hello {
   uint32_t data_ip;    // network order
   uint32_t data_port;  // host order
   uint64_t arena_bytes;
-  char host[64];  // the host key
-  char name[64];  // the host as people know it
+  char host[64];     // the host key
+  char name[64];     // the host as people know it
+  char machine[40];  // the kernel's boot id (MachineId)
 };
 
 // Ranks in different network namespaces are on different hosts even when
@@ -46,6 +47,21 @@ std::string HostKey(const std::string& name) {
   struct stat st{};
   if (stat("/proc/self/ns/net", &st) != 0) return name;
   return absl::StrCat(name, "/net:", st.st_ino);
+}
+
+// One id per running kernel, the same in every namespace and container on
+// it: ranks with the same id share its CPUs even when they are on different
+// hosts of ours (a namespace test cluster, containers on one machine).
+// Empty where the kernel does not say.
+std::string MachineId() {
+  char buf[40] = {};
+  const int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  const ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  std::string id(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  return id;
 }
 
 std::string HostName() {
@@ -146,6 +162,7 @@ absl::Status Communicator::Impl::Bootstrap() {
   const std::string host = opt.host_addr.empty() ? HostKey(name) : opt.host_addr;
   std::snprintf(mine.host, sizeof(mine.host), "%s", host.c_str());
   std::snprintf(mine.name, sizeof(mine.name), "%s", name.c_str());
+  std::snprintf(mine.machine, sizeof(mine.machine), "%s", MachineId().c_str());
 
   auto root = net::ParseHostPort(opt.root_comm_id);
   if (!root.ok() && !(rank == 0 && opt.listen_fd >= 0)) {
@@ -292,6 +309,8 @@ absl::Status Communicator::Impl::Bootstrap() {
     p.host_id = static_cast<int>(it - hosts.begin());
     if (it == hosts.end()) hosts.push_back(p.host);
     if (p.host == host) p.local = nlocal++;
+    machine_ranks += mine.machine[0] != '\0' &&
+                     strncmp(table[r].machine, mine.machine, sizeof(mine.machine)) == 0;
   }
   nhosts = static_cast<int>(hosts.size());
   return absl::OkStatus();
@@ -345,13 +364,14 @@ absl::Status Communicator::Impl::SetupShm() {
   small_bytes = std::min(small_bytes, chunk);
   slot_readers.assign(nbuf, {});
   slot_step.assign(nbuf, 0);
-  // The latency path spins about 2.5 ms before sleeping, unless this host's
-  // ranks outnumber its CPUs: then a spinning rank only delays the peer it
-  // waits for, so waiters yield the CPU (to that peer, when it is runnable
-  // on this CPU) a few hundred times, then sleep.
-  // (The host's CPUs, not this process's affinity: launchers pin each rank.)
+  // The latency path spins about 2.5 ms before sleeping, unless the ranks
+  // on this machine (this host's, and other hosts' sharing its kernel)
+  // outnumber its CPUs: then a spinning rank only delays the peer it waits
+  // for, so waiters yield the CPU (to that peer, when it is runnable on this
+  // CPU) a few hundred times, then sleep.
+  // (The machine's CPUs, not this process's affinity: launchers pin ranks.)
   const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  oversubscribed = nlocal > std::max(cpus, 1);
+  oversubscribed = std::max(nlocal, machine_ranks) > std::max(cpus, 1);
   latency_spins = oversubscribed ? 200 : 100000;
   known_done.assign(static_cast<size_t>(nlocal), 0);
   // A rank drives its own transfers (it is its network proxy): pinned to
@@ -533,8 +553,11 @@ absl::Status Communicator::Impl::SetupTransport() {
     if (!st.ok()) return st;
   }
   if (rank == 0) {
-    NEURON_LOG(NRT, kInfo, "collectives across %d hosts over %s, %d rank(s) per network proxy",
-               nhosts, transport->Name(), static_cast<int>(std::max<uint64_t>(1, opt.ranks_per_proxy)));
+    NEURON_LOG(NRT, kInfo,
+               "collectives across %d hosts over %s, %d rank(s) per network proxy, "
+               "%d rank(s) on this machine's CPUs%s",
+               nhosts, transport->Name(), static_cast<int>(std::max<uint64_t>(1, opt.ranks_per_proxy)),
+               std::max(machine_ranks, 1), oversubscribed ? " (more than it has: waiters yield)" : "");
   }
   return SocketBarrier(true);
 }

@@ -215,6 +215,16 @@ jobs 4 1 64 16 "allg fp32 sum" "allg bf16 sum" "redsct fp32 sum" "redsct int32 m
   "redsct bf16 prod"
 # 4 hosts x 2 ranks: groups span hosts with two ranks on each.
 jobs 8 2 8 32 "allr fp32 sum" "allr int64 max" "allr bf16 prod" "allg fp16 sum" "redsct fp32 min"
+# Hosts that are namespaces of one kernel share its CPUs: rank 0 counts
+# every rank of the job as on its machine (they decide whether waiters yield).
+start_ranks "$work/machine" 8 2 NEURON_RT_LOG_LEVEL=INFO NEURON_RT_EXEC_TIMEOUT=30 -- \
+  "$AR" allr -N 4 -b 8 -e 8 -n 1 -w 0
+wait_ranks
+if grep -q "8 rank(s) on this machine's CPUs" "$work/machine/r0.err"; then
+  pass "4 hosts x 2 ranks in one kernel: rank 0 counts 8 ranks on its machine"
+else
+  fail "4 hosts x 2 ranks in one kernel: rank 0 said: $(grep -m1 'collectives across' "$work/machine/r0.err")"
+fi
 
 # --- through mpirun ---------------------------------------------------------
 
