@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/collectives/comm_impl.h"
+#include "lib/device/tree_files.h"
 #include "lib/log/log.h"
 
 namespace neuron::collectives {
@@ -54,14 +55,8 @@ std::string HostKey(const std::string& name) {
 // hosts of ours (a namespace test cluster, containers on one machine).
 // Empty where the kernel does not say.
 std::string MachineId() {
-  char buf[40] = {};
-  const int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  const ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  std::string id(buf, n > 0 ? static_cast<size_t>(n) : 0);
-  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
-  return id;
+  absl::StatusOr<std::string> id = device::ReadTrimmed("/proc/sys/kernel/random/boot_id");
+  return id.ok() ? *id : "";
 }
 
 std::string HostName() {
@@ -309,9 +304,10 @@ absl::Status Communicator::Impl::Bootstrap() {
     p.host_id = static_cast<int>(it - hosts.begin());
     if (it == hosts.end()) hosts.push_back(p.host);
     if (p.host == host) p.local = nlocal++;
-    machine_ranks += mine.machine[0] != '\0' &&
-                     strncmp(table[r].machine, mine.machine, sizeof(mine.machine)) == 0;
+    machine_ranks += strncmp(table[r].machine, mine.machine, sizeof(mine.machine)) == 0;
   }
+  // Without a boot id, only this host's ranks are known to share its CPUs.
+  if (mine.machine[0] == '\0') machine_ranks = nlocal;
   nhosts = static_cast<int>(hosts.size());
   return absl::OkStatus();
 }
@@ -371,7 +367,7 @@ absl::Status Communicator::Impl::SetupShm() {
   // CPU) a few hundred times, then sleep.
   // (The machine's CPUs, not this process's affinity: launchers pin ranks.)
   const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  oversubscribed = std::max(nlocal, machine_ranks) > std::max(cpus, 1);
+  oversubscribed = machine_ranks > std::max(cpus, 1);
   latency_spins = oversubscribed ? 200 : 100000;
   known_done.assign(static_cast<size_t>(nlocal), 0);
   // A rank drives its own transfers (it is its network proxy): pinned to
@@ -557,7 +553,7 @@ absl::Status Communicator::Impl::SetupTransport() {
                "collectives across %d hosts over %s, %d rank(s) per network proxy, "
                "%d rank(s) on this machine's CPUs%s",
                nhosts, transport->Name(), static_cast<int>(std::max<uint64_t>(1, opt.ranks_per_proxy)),
-               std::max(machine_ranks, 1), oversubscribed ? " (more than it has: waiters yield)" : "");
+               machine_ranks, oversubscribed ? " (more than it has: waiters yield)" : "");
   }
   return SocketBarrier(true);
 }
