@@ -120,7 +120,6 @@ run_gloo() {
 }
 
 us() { [ -n "$1" ] && printf '%.1f' "$1" || echo -; }
-min() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "") print a; else print (a == "" || b < a) ? b : a }'; }
 busbw() {  # BYTES RANKS US
   [ -n "$3" ] || { echo "-"; return; }
   awk -v b="$1" -v n="$2" -v us="$3" 'BEGIN { printf "%.4g", b * 2 * (n - 1) / n / (us * 1e-6) / 1073741824 }'

@@ -1,4 +1,4 @@
-# Shared by the runtime benchmarks (bench/exec_*.sh, bench/load.sh): where
+# Shared by the benchmarks (bench/exec_*.sh, bench/load.sh, ...): where
 # the build is, building what a script needs, and a scratch directory.
 # Sourced, not run. NEURON_OUT picks the build directory (default out).
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,6 +31,28 @@ export NEURON_SIM_ROOT="$SCRATCH/sim"
 
 # ratio A B: A/B with two decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# min A B: the smaller number; an empty argument (a failed run) is skipped.
+min() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (b == "") print a; else print (a == "" || b < a) ? b : a }'
+}
+
+# mpi_local_time NP ITERS WARMUP BYTES: Open MPI's MPI_Allreduce time (us,
+# the slowest rank's) for NP ranks on this host, at its best: its shared
+# memory transport with the single-copy mechanism (CMA: faster for large
+# messages here) and without it (copy in and out: faster for some mid-sized
+# ones); needs $SCRATCH/mpi_allreduce built from bench/peers/mpi_allreduce.c.
+mpi_local_time() {
+  local np="$1" mech t best=""
+  shift
+  for mech in cma none; do
+    t=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np "$np" \
+      --oversubscribe --mca btl_vader_single_copy_mechanism "$mech" \
+      "$SCRATCH/mpi_allreduce" "$@" 2>/dev/null | awk '{ print $2 }')
+    best=$(min "$best" "$t")
+  done
+  echo "$best"
+}
 
 # verdict OK_EXPR: "met" or "NOT met" for an awk condition.
 verdict() { awk "BEGIN { exit !($1) }" && echo met || echo "NOT met"; }
