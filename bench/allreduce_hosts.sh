@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # fp32-sum all-reduce across hosts of a namespace test cluster
 # (tests/cluster/cluster.sh): neuron-allreduce (ranks started by hand with
-# NEURON_RANK) vs Open MPI (TCP BTL, mpirun through netns-rsh) vs Gloo (TCP)
-# in the same run, on 2, 4 and 8 hosts x 1 rank and 4 hosts x 2 ranks, with
-# links shaped to each of RATES (tc tbf on both ends) and unshaped. Prints one
-# row per case: the times, the bus bandwidths (2^30 bytes/s, busbw = bytes *
+# NEURON_RANK) vs Open MPI (TCP and vader BTLs, mpirun through netns-rsh) vs
+# Gloo (TCP) in the same run, on 2, 4 and 8 hosts x 1 rank and 4 hosts x 2
+# ranks, with links shaped to each of RATES (tc tbf on both ends) and
+# unshaped. Prints one row per case: the times, the bus bandwidths (2^30 bytes/s, busbw = bytes *
 # 2(n-1)/n / time for n ranks), ours over the better peer, and for shaped
 # links the bus bandwidth over the link rate. Needs root (network namespaces).
 # Usage: bench/allreduce_hosts.sh [--quick] [SCALE]
@@ -88,7 +88,9 @@ run_ours() {
 # CPUs, so its default binding puts each host's first rank on core 0, all on
 # one CPU (8 B: 4 ms instead of 6 us); unbound, and yielding while it waits
 # where the ranks outnumber the machine's CPUs, as it does itself when it
-# knows it is oversubscribed (else 4 x 2 ranks take 23 ms for 8 B).
+# knows it is oversubscribed (else 4 x 2 ranks take 23 ms for 8 B). TCP
+# between hosts, shared memory (vader) between a host's ranks; UCX finds no
+# transport here.
 mpi_flags() {
   echo --bind-to none
   (($1 > $(nproc))) && echo --mca mpi_yield_when_idle 1
@@ -99,7 +101,7 @@ run_mpi() {
   local hosts="$1" per="$2" size="$3" n="$4" w="$5"
   # shellcheck disable=SC2046  # mpi_flags' words are separate arguments
   timeout 600 "$ROOT/tests/cluster/cluster.sh" mpirun "$CL" -np $((hosts * per)) \
-    --host "$(cluster_hostlist "$CL" "$hosts" "$per")" --mca btl tcp,self \
+    --host "$(cluster_hostlist "$CL" "$hosts" "$per")" --mca btl tcp,vader,self \
     $(mpi_flags $((hosts * per))) \
     "$SCRATCH/mpi_allreduce" "$n" "$w" "$size" 2>"$SCRATCH/mpi.err" | awk '{ print $2 }' ||
     sed 's/^/  mpi: /' "$SCRATCH/mpi.err" >&2
@@ -189,4 +191,4 @@ for link in "${links[@]}"; do
 done
 echo "busbw GB/s = 2^30 bytes/s, bytes * 2(n-1)/n / time; fp32 sum; best of $rounds round(s)"
 echo "ours/peer: our busbw over the better of MPI and Gloo; */link: busbw over the link's rate"
-echo "MPI: Open MPI $(mpirun --version 2>/dev/null | sed -n 's/.*Open MPI) //p'), --mca btl tcp,self --bind-to none (mpi_yield_when_idle 1 beyond $(nproc) ranks), peer -O2; Gloo: TCP transport, peer -O2"
+echo "MPI: Open MPI $(mpirun --version 2>/dev/null | sed -n 's/.*Open MPI) //p'), --mca btl tcp,vader,self --bind-to none (mpi_yield_when_idle 1 beyond $(nproc) ranks), peer -O2; Gloo: TCP transport, peer -O2"
