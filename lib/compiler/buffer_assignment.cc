@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "lib/program/dtype.h"
 
@@ -120,12 +121,66 @@ bool CalleesHoldBuffers(const Instruction& inst) {
   }
 }
 
+// Follows views (bitcasts, a tuple's elements read back) to the
+// instruction whose buffer holds a value.
+const Instruction* DefiningBuffer(const Instruction* v) {
+  for (int guard = 0; v != nullptr && guard < 1000; ++guard) {
+    if (v->opcode() == Opcode::kBitcast && v->operand_count() == 1) {
+      v = v->operand(0);
+    } else if (v->opcode() == Opcode::kGetTupleElement && v->operand(0)->opcode() == Opcode::kTuple &&
+               v->attrs().tuple_index >= 0 &&
+               v->attrs().tuple_index < static_cast<int64_t>(v->operand(0)->operand_count())) {
+      v = v->operand(0)->operand(v->attrs().tuple_index);
+    } else {
+      return v;
+    }
+  }
+  return v;
+}
+
+// The body's result i is its parameter's element i, unchanged.
+bool LoopPassesThrough(const hlo::Computation& body, size_t i) {
+  const Instruction* root = body.root();
+  if (root == nullptr || root->opcode() != Opcode::kTuple || i >= root->operand_count()) return false;
+  const Instruction* r = root->operand(i);
+  while (r->opcode() == Opcode::kBitcast) r = r->operand(0);
+  return r->opcode() == Opcode::kGetTupleElement && r->attrs().tuple_index == static_cast<int64_t>(i) &&
+         r->operand(0)->opcode() == Opcode::kParameter;
+}
+
+// Bytes a loop's state needs of its own, as the runtime keeps it: an
+// element the body passes through is its init value itself; one whose init
+// value is a buffer of this computation that nothing reads once the loop
+// starts takes that buffer over; every other element is a copy.
+int64_t LoopStateCopyBytes(const Instruction& loop, size_t at,
+                           const std::unordered_map<const Instruction*, size_t>& last_use) {
+  const hlo::Shape& shape = loop.shape();
+  const hlo::Computation* body = loop.while_body();
+  if (!shape.IsTuple() || body == nullptr || loop.operand_count() != 1) return ShapeBytes(shape);
+  const Instruction* init = loop.operand(0);
+  std::unordered_map<const Instruction*, int> uses;
+  if (init->opcode() == Opcode::kTuple)
+    for (const Instruction* o : init->operands()) ++uses[DefiningBuffer(o)];
+  int64_t copies = 0;
+  for (size_t i = 0; i < shape.tuple.size(); ++i) {
+    if (LoopPassesThrough(*body, i)) continue;
+    if (init->opcode() == Opcode::kTuple && i < init->operand_count()) {
+      const Instruction* source = DefiningBuffer(init->operand(i));
+      auto last = last_use.find(source);
+      if (!IsView(*source) && uses[source] == 1 && last != last_use.end() && last->second <= at) continue;
+    }
+    copies += Align(ShapeBytes(shape.tuple[i]));
+  }
+  return copies;
+}
+
 // The scratch peak of one computation over its post order: its parameters
 // are its caller's buffers and the values its root returns are the
 // caller's result buffers, so neither counts. While an instruction runs a
 // callee, the callee's own peak is live on top of everything live then.
 // Slots are recorded for `slots` (the entry's) when given.
 int64_t SimulateComputation(const hlo::Computation& comp,
+                            const std::unordered_set<const hlo::Computation*>& loop_bodies,
                             std::unordered_map<const hlo::Computation*, int64_t>& peaks,
                             std::vector<BufferSlot>* slots, int depth = 0) {
   auto known = peaks.find(&comp);
@@ -134,16 +189,33 @@ int64_t SimulateComputation(const hlo::Computation& comp,
   std::vector<Instruction*> schedule = comp.PostOrder();
   std::unordered_map<const Instruction*, size_t> position;
   for (size_t i = 0; i < schedule.size(); ++i) position[schedule[i]] = i;
+  // Results the caller holds: the entry's outputs, a call's results. A loop
+  // body's results are its own buffers, copied into the loop state after
+  // each trip, except an update of the state element of the same position,
+  // which is made in place.
   std::vector<const Instruction*> outputs_of_root;
   std::vector<const Instruction*> stack = {comp.root()};
+  const bool loop_body = loop_bodies.count(&comp) > 0;
   while (!stack.empty()) {
     const Instruction* v = stack.back();
     stack.pop_back();
     if (!v) continue;
-    if (v->opcode() == Opcode::kTuple) {
+    if (v->opcode() == Opcode::kTuple && (!loop_body || v == comp.root())) {
       for (const Instruction* o : v->operands()) stack.push_back(o);
-    } else {
+    } else if (!loop_body) {
       outputs_of_root.push_back(v);
+    }
+  }
+  if (loop_body && comp.root() != nullptr && comp.root()->opcode() == Opcode::kTuple) {
+    const Instruction* root = comp.root();
+    for (size_t i = 0; i < root->operand_count(); ++i) {
+      const Instruction* r = root->operand(i);
+      if (r->opcode() != Opcode::kDynamicUpdateSlice) continue;
+      const Instruction* target = DefiningBuffer(r->operand(0));
+      if (target->opcode() == Opcode::kGetTupleElement &&
+          target->attrs().tuple_index == static_cast<int64_t>(i) &&
+          target->operand(0)->opcode() == Opcode::kParameter)
+        outputs_of_root.push_back(r);
     }
   }
   // Last use, following views back to the buffers they read.
@@ -160,6 +232,29 @@ int64_t SimulateComputation(const hlo::Computation& comp,
       }
     }
   }
+  // Decided on the reads alone: which loop states take over their init
+  // values' buffers. Reading a loop's result then reads those buffers (and
+  // the pass-through values) too, so they live as long as the result.
+  std::unordered_map<const Instruction*, int64_t> loop_copies;
+  for (const Instruction* inst : schedule)
+    if (inst->opcode() == Opcode::kWhile) loop_copies[inst] = LoopStateCopyBytes(*inst, position[inst], last_use);
+  for (auto it = schedule.rbegin(); it != schedule.rend(); ++it) {
+    const Instruction* inst = *it;
+    if (inst->opcode() != Opcode::kWhile || inst->operand_count() != 1) continue;
+    auto read = last_use.find(inst);
+    if (read == last_use.end()) continue;
+    std::vector<const Instruction*> reads = {inst->operand(0)};
+    while (!reads.empty()) {
+      const Instruction* r = reads.back();
+      reads.pop_back();
+      size_t& t = last_use[r];
+      t = std::max(t, read->second);
+      if (r->opcode() == Opcode::kGetTupleElement || r->opcode() == Opcode::kTuple || r->opcode() == Opcode::kBitcast ||
+          r->opcode() == Opcode::kWhile) {
+        for (const Instruction* o : r->operands()) reads.push_back(o);
+      }
+    }
+  }
   Arena arena;
   int64_t peak = 0;
   std::vector<BufferSlot> local;
@@ -167,7 +262,8 @@ int64_t SimulateComputation(const hlo::Computation& comp,
   for (const Instruction* inst : schedule) {
     size_t at = position[inst];
     if (!IsView(*inst) && std::find(outputs_of_root.begin(), outputs_of_root.end(), inst) == outputs_of_root.end()) {
-      int64_t size = Align(ShapeBytes(inst->shape()));
+      auto loop = loop_copies.find(inst);
+      int64_t size = loop != loop_copies.end() ? loop->second : Align(ShapeBytes(inst->shape()));
       if (size > 0) {
         BufferSlot slot{inst, arena.Allocate(size), size, at, std::max(last_use[inst], at)};
         frees_at[slot.last_use].push_back(local.size());
@@ -178,7 +274,7 @@ int64_t SimulateComputation(const hlo::Computation& comp,
     if (CalleesHoldBuffers(*inst) && depth < 64) {
       int64_t callee_peak = 0;
       for (const hlo::Computation* c : inst->called_computations())
-        if (c) callee_peak = std::max(callee_peak, SimulateComputation(*c, peaks, nullptr, depth + 1));
+        if (c) callee_peak = std::max(callee_peak, SimulateComputation(*c, loop_bodies, peaks, nullptr, depth + 1));
       if (callee_peak > 0) {
         const int64_t offset = arena.Allocate(callee_peak);
         peak = std::max(peak, arena.top());
@@ -208,7 +304,11 @@ BufferAssignment AssignBuffers(const hlo::Module& module) {
   }
   out.memory.outputs = entry->root() ? ShapeBytes(entry->root()->shape()) : 0;
   std::unordered_map<const hlo::Computation*, int64_t> peaks;
-  out.memory.scratch_peak = SimulateComputation(*entry, peaks, &out.slots);
+  std::unordered_set<const hlo::Computation*> loop_bodies;
+  for (const hlo::Computation* c : module.computations())
+    for (const Instruction* inst : c->instructions())
+      if (inst->opcode() == Opcode::kWhile && inst->while_body() != nullptr) loop_bodies.insert(inst->while_body());
+  out.memory.scratch_peak = SimulateComputation(*entry, loop_bodies, peaks, &out.slots);
   out.memory.total = out.memory.constants + out.memory.inputs + out.memory.outputs + out.memory.scratch_peak;
   return out;
 }

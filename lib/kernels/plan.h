@@ -106,6 +106,15 @@ class Planner {
   std::vector<bool> InPlaceLoopResults(const CompPlan& body,
                                        const std::vector<const hlo::Instruction*>& order,
                                        const std::vector<int64_t>& clock_of);
+  // A loop's state, one buffer per leaf: an element the body passes through
+  // unchanged is its init value itself; the others are fresh buffers, which
+  // AssignSharedStorage places in their init value's storage where nothing
+  // reads that value once the loop has started.
+  std::vector<Buf*> LoopState(const CompPlan& body, const std::vector<const Buf*>& init);
+  // The body's result i is its parameter's element i (unchanged).
+  bool LoopPassesThrough(const CompPlan& body, size_t i) const;
+  // The body's result i is another position's state element (a swap).
+  bool LoopResultIsOtherState(const CompPlan& body, size_t i) const;
   Buf* StorageRoot(Buf* b) const;
   const std::vector<Buf*>& Leaves(const hlo::Instruction* instr) { return values_[instr]; }
   std::vector<const Buf*> OperandLeaves(const hlo::Instruction& instr);
@@ -129,6 +138,12 @@ class Planner {
     int64_t end;  // last use known so far
   };
   std::vector<Pending> pending_;      // shareable buffers of the current plan
+  struct LoopStateReuse {
+    Buf* state;     // a loop's state element
+    Buf* init;      // the owned buffer holding its init value
+    int64_t clock;  // when the loop is done reading its init values
+  };
+  std::vector<LoopStateReuse> loop_state_reuse_;
   // Instructions planned so far, nested computations included: planning
   // follows run order, so this is the timeline buffer lifetimes use.
   int64_t position_ = 0;

@@ -284,10 +284,32 @@ std::vector<bool> DirectRoots(const std::vector<Buf*>& root) {
 
 void Planner::AssignSharedStorage(const std::vector<Buf*>& skip) {
   if (pending_.empty()) return;
+  // Loop state whose init value nothing reads after the loop starts takes
+  // over that value's storage (the loop then runs in it, with no copy).
+  std::map<const Buf*, Pending*> pending_of;
+  for (Pending& pd : pending_) pending_of[pd.buf] = &pd;
+  std::map<Buf*, Buf*> merged;  // loop state -> the init value it lives in
+  for (auto it = loop_state_reuse_.begin(); it != loop_state_reuse_.end();) {
+    auto state = pending_of.find(it->state);
+    auto init = pending_of.find(it->init);
+    if (state == pending_of.end() || init == pending_of.end()) {
+      ++it;  // planned with an outer computation's buffers
+      continue;
+    }
+    const bool skipped = std::find(skip.begin(), skip.end(), it->init) != skip.end() ||
+                         std::find(skip.begin(), skip.end(), it->state) != skip.end();
+    if (!skipped && init->second->end <= it->clock && !merged.count(it->init) &&
+        it->init->bytes == it->state->bytes) {
+      init->second->end = std::max(init->second->end, state->second->end);
+      merged[it->state] = it->init;
+    }
+    it = loop_state_reuse_.erase(it);
+  }
   struct Item { Buf* buf; int64_t start, end, size, offset; };
   std::vector<Item> items;
   for (const Pending& pd : pending_) {
     if (std::find(skip.begin(), skip.end(), pd.buf) != skip.end()) continue;
+    if (merged.count(pd.buf)) continue;
     int64_t size = (std::max<int64_t>(pd.buf->bytes, 1) + 63) / 64 * 64;
     items.push_back({pd.buf, pd.def, std::max(pd.def, pd.end), size, 0});
   }
@@ -320,6 +342,7 @@ void Planner::AssignSharedStorage(const std::vector<Buf*>& skip) {
   to_commit_.push_back({mem, bytes});
   allocations_->push_back({mem, bytes});
   for (Item& it : items) it.buf->data = static_cast<uint8_t*>(mem) + it.offset;
+  for (const auto& [state, init] : merged) state->data = init->data;
   owned_bytes_ += arena;
 }
 
@@ -351,6 +374,38 @@ static bool OnlySplatUsers(const hlo::Instruction* i) {
   for (const hlo::Instruction* u : i->users())
     if (!IsExprOpcode(u->opcode()) || !u->shape().IsArray()) return false;
   return true;
+}
+
+bool Planner::LoopPassesThrough(const CompPlan& body, size_t i) const {
+  return body.params.size() == 1 && i < body.params[0].size() && i < body.root.size() &&
+         StorageRoot(body.root[i]) == body.params[0][i];
+}
+
+bool Planner::LoopResultIsOtherState(const CompPlan& body, size_t i) const {
+  if (body.params.size() != 1 || i >= body.root.size()) return false;
+  const Buf* root = StorageRoot(body.root[i]);
+  for (size_t j = 0; j < body.params[0].size(); ++j)
+    if (j != i && root == body.params[0][j]) return true;
+  return false;
+}
+
+std::vector<Buf*> Planner::LoopState(const CompPlan& body, const std::vector<const Buf*>& init) {
+  std::map<const Buf*, int> uses;
+  for (const Buf* in : init) ++uses[StorageRoot(const_cast<Buf*>(in))];
+  std::vector<Buf*> state;
+  for (size_t i = 0; i < init.size(); ++i) {
+    Buf* in = const_cast<Buf*>(init[i]);
+    if (LoopPassesThrough(body, i)) {
+      state.push_back(in);  // read-only all through the loop: no copy, no bytes
+      continue;
+    }
+    Buf* own = NewBuf(in->type, in->dims, Buf::Role::kOwned, /*shareable=*/true);
+    Buf* source = StorageRoot(in);
+    if (source->role == Buf::Role::kOwned && uses[source] == 1)
+      loop_state_reuse_.push_back({own, source, position_});
+    state.push_back(own);
+  }
+  return state;
 }
 
 std::vector<bool> Planner::InPlaceLoopResults(const CompPlan& body,
@@ -864,23 +919,25 @@ absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& in
       if (!bp.ok()) return bp.status();
       CompPlan* cond = *cp;
       CompPlan* body = *bp;
-      // The loop state lives in `state` (in this computation's arena, for
-      // as long as the loop's results are read). After each trip the
-      // body's results are copied back into it; a result that is a body
-      // parameter of another position (a swap) goes through `spill` first,
-      // so no copy overwrites state another copy still reads. A result the
-      // body passes through unchanged costs nothing: loop-invariant state
-      // (weights carried by the loop) is never copied.
-      std::vector<Buf*> state = NewLeaves(shape, Buf::Role::kOwned, /*shareable=*/true);
+      // The loop state lives in `state` (see LoopState: an element the body
+      // never writes is its init value itself, and one whose init value
+      // nothing reads afterwards takes over that value's storage). After
+      // each trip the body's results are copied back into it; a result that
+      // is a body parameter of another position (a swap) goes through
+      // `spill` first, so no copy overwrites state another copy still
+      // reads. A result the body passes through unchanged costs nothing:
+      // loop-invariant state (weights carried by the loop) is never copied.
+      std::vector<const Buf*> init = OperandLeaves(instr);
       std::vector<Buf*> outs = NewLeaves(shape, Buf::Role::kBound);
-      if (body->root.size() != state.size()) return Unsupported(instr, "loop body result shape");
+      if (body->root.size() != outs.size() || init.size() != outs.size())
+        return Unsupported(instr, "loop body result shape");
+      std::vector<Buf*> state = LoopState(*body, init);
       std::vector<Buf*> spill(state.size(), nullptr);
       for (size_t i = 0; i < state.size(); ++i) {
         alias_of_[outs[i]] = state[i];
-        if (body->root[i]->role == Buf::Role::kBound)
+        if (LoopResultIsOtherState(*body, i))
           spill[i] = NewBuf(state[i]->type, state[i]->dims, Buf::Role::kOwned, /*shareable=*/true);
       }
-      std::vector<const Buf*> init = OperandLeaves(instr);
       values_[&instr] = outs;
       plan.steps.push_back({instr.name(), [cond, body, state, spill, outs, init](RunCtx& ctx) -> absl::Status {
         const size_t n = state.size();

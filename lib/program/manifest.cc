@@ -136,6 +136,7 @@ std::string ManifestToJson(const Manifest& m) {
         {"inputs", m.memory.inputs},
         {"outputs", m.memory.outputs},
         {"scratch_peak", m.memory.scratch_peak},
+        {"aliased", m.memory.aliased},
         {"total", m.memory.total}}},
       {"sharding", sharding},
   };
@@ -206,6 +207,7 @@ absl::StatusOr<Manifest> ManifestFromJson(std::string_view text) {
     mr.Get(*memory, "inputs", &m.memory.inputs, false);
     mr.Get(*memory, "outputs", &m.memory.outputs, false);
     mr.Get(*memory, "scratch_peak", &m.memory.scratch_peak, false);
+    mr.Get(*memory, "aliased", &m.memory.aliased, false);
     mr.Get(*memory, "total", &m.memory.total, false);
     if (!mr.status().ok()) return mr.status();
   }

@@ -56,7 +56,10 @@ struct MemoryPlan {
   int64_t inputs = 0;
   int64_t outputs = 0;
   int64_t scratch_peak = 0;  // most intermediate bytes live at one time
-  int64_t total = 0;         // sum of the above
+  // Output bytes that live in the buffers of the inputs they alias
+  // (input_output_alias): counted in inputs, not again in total.
+  int64_t aliased = 0;
+  int64_t total = 0;         // constants + inputs + outputs - aliased + scratch_peak
 };
 
 // With lnc 2: an instruction of the entry computation whose work is split

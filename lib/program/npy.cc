@@ -45,7 +45,8 @@ std::string_view DictValue(std::string_view dict, std::string_view key) {
 
 }  // namespace
 
-absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes) {
+absl::StatusOr<NpyHeader> ParseNpyHeader(std::string_view bytes, uint64_t file_size) {
+  if (bytes.size() > file_size) bytes = bytes.substr(0, file_size);
   if (bytes.size() < kMagicSize + 4 || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0) {
     return NpyError("missing \\x93NUMPY magic");
   }
@@ -63,7 +64,7 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes) {
   }
   if (header_len > bytes.size() - prefix) return NpyError("truncated header");
   std::string_view dict = bytes.substr(prefix, header_len);
-  NpyArray array;
+  NpyHeader array;
   std::string_view descr = DictValue(dict, "descr");
   if (descr.size() < 3 || descr.front() != '\'') return NpyError("no 'descr' string");
   array.descr = std::string(descr.substr(1, descr.size() - 2));
@@ -82,7 +83,8 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes) {
     if (!d.ok() || *d < 0) return NpyError("bad dimension in 'shape'");
     array.dims.push_back(*d);
   }
-  array.data = bytes.substr(prefix + header_len);
+  array.data_offset = prefix + header_len;
+  const uint64_t data_size = file_size - array.data_offset;
   // Check the size when the item size is in the descriptor ("<f4" -> 4).
   absl::StatusOr<int64_t> item_or =
       array.descr.size() >= 3 ? ParseSigned(std::string_view(array.descr).substr(2))
@@ -95,11 +97,21 @@ absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes) {
       count *= d;
     }
     if (count > INT64_MAX / item) return NpyError("shape overflows");
-    if (static_cast<uint64_t>(count * item) != array.data.size()) {
-      return NpyError(absl::StrFormat("data is %d bytes, the header implies %d", array.data.size(),
+    if (static_cast<uint64_t>(count * item) != data_size) {
+      return NpyError(absl::StrFormat("data is %d bytes, the header implies %d", data_size,
                                       count * item));
     }
   }
+  return array;
+}
+
+absl::StatusOr<NpyArray> ParseNpy(std::string_view bytes) {
+  absl::StatusOr<NpyHeader> header = ParseNpyHeader(bytes, bytes.size());
+  if (!header.ok()) return header.status();
+  NpyArray array;
+  array.descr = std::move(header->descr);
+  array.dims = std::move(header->dims);
+  array.data = bytes.substr(header->data_offset);
   return array;
 }
 

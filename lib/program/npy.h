@@ -20,6 +20,18 @@ struct NpyArray {
   std::string_view data;      // view into the bytes given to ParseNpy
 };
 
+// An .npy file's header: where its data starts in the file.
+struct NpyHeader {
+  std::string descr;
+  std::vector<int64_t> dims;
+  uint64_t data_offset = 0;
+};
+
+// Parses the header at the start of a file of `file_size` bytes (`head`
+// holds at least the header), checking the data's size against the file's
+// as ParseNpy does, without the data in memory.
+absl::StatusOr<NpyHeader> ParseNpyHeader(std::string_view head, uint64_t file_size);
+
 // Parses an .npy file held in memory (versions 1.0, 2.0 and 3.0, C order
 // only). The data must have exactly the size the header implies when the
 // descriptor's item size is known.

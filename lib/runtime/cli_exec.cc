@@ -30,6 +30,7 @@
 #include "lib/runtime/cli_random.h"
 #include "lib/runtime/cli_tensor_text.h"
 #include "lib/runtime/file_feed.h"
+#include "lib/runtime/memory_check.h"
 #include "lib/runtime/observe.h"
 #include "lib/runtime/runtime.h"
 #include "lib/runtime/status.h"
@@ -89,12 +90,16 @@ absl::StatusOr<size_t> FindTensor(const std::vector<TensorInfo>& infos, std::str
 
 json ShapeJson(const hlo::Shape& shape) { return json(shape.dims); }
 
+// Where an input's values come from. Nothing large is read or drawn here:
+// files and random values go straight into the device tensors once those
+// exist (FillInputs), so an input is never held twice on the host.
 struct BoundInput {
-  hlo::Literal value;
-  std::string source;  // "file", "inline", "random"
+  std::string source;                 // "file", "inline", "random"
+  std::optional<hlo::Literal> value;  // inline values, and .npy read from a pipe
+  std::optional<NpyFileInput> file;   // a regular .npy file, read into its tensor
 };
 
-// Binds every model input to a value; the error names what is wrong.
+// Binds every model input to its source; the error names what is wrong.
 absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, const Model& model) {
   const std::vector<TensorInfo>& infos = model.inputs();
   std::vector<std::optional<BoundInput>> bound(infos.size());
@@ -105,6 +110,7 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
       return absl::InvalidArgumentError(
           absl::StrFormat("input %s is given twice", Describe(infos[*k])));
     }
+    const TensorInfo& info = infos[*k];
     BoundInput in;
     absl::StatusOr<hlo::Literal> value;
     // Text with '=' that names no file is a tensor written inline, even a
@@ -122,14 +128,25 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
         return absl::InvalidArgumentError(
             absl::StrFormat("input '%s': stdin already holds the model", arg.name));
       }
-      value = ReadNpyFile(arg.value);
       in.source = "file";
+      absl::StatusOr<NpyFileInput> file = OpenNpyFile(arg.value);
+      if (file.ok()) {
+        if (file->dims != info.shape.dims) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "input %s: the value given is %s; the dimensions must match", Describe(info),
+              FormatTensorType(hlo::Shape::Array(file->type, file->dims))));
+        }
+        in.file = std::move(*file);
+        bound[*k] = std::move(in);
+        continue;
+      }
+      // A pipe or stdin cannot be read twice: read it whole now.
+      value = absl::IsFailedPrecondition(file.status()) ? ReadNpyFile(arg.value) : file.status();
     }
     if (!value.ok()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("input '%s': %s", arg.name, std::string(value.status().message())));
     }
-    const TensorInfo& info = infos[*k];
     if (value->shape().dims != info.shape.dims) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "input %s: the value given is %s; the dimensions must match", Describe(info),
@@ -138,17 +155,12 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
     in.value = ConvertTensor(*value, info.shape.type);
     bound[*k] = std::move(in);
   }
-  RandomTensors random(request.seed);
   std::vector<BoundInput> out;
   for (size_t k = 0; k < infos.size(); ++k) {
-    // Random values are drawn for every input in order, even given ones, so
-    // an input's random value does not depend on which others were given.
-    std::optional<hlo::Literal> drawn;
-    if (request.random_inputs) drawn = random.Next(infos[k].shape);
     if (bound[k].has_value()) {
       out.push_back(std::move(*bound[k]));
-    } else if (drawn.has_value()) {
-      out.push_back({std::move(*drawn), "random"});
+    } else if (request.random_inputs) {
+      out.push_back({"random", std::nullopt, std::nullopt});
     } else {
       return absl::InvalidArgumentError(absl::StrFormat(
           "input %s is not given (use --input %s=FILE.npy, an inline value, or --random-inputs)",
@@ -171,17 +183,13 @@ struct Replica {
   ExecuteResult last;
 };
 
-absl::Status PrepareReplica(Runtime& rt, Replica& r, const std::vector<BoundInput>& inputs) {
+// The device tensors of one core's model (inputs left as allocated).
+absl::Status PrepareReplica(Runtime& rt, Replica& r) {
   const Model& m = *r.model;
-  for (size_t k = 0; k < m.inputs().size(); ++k) {
-    const TensorInfo& info = m.inputs()[k];
+  for (const TensorInfo& info : m.inputs()) {
     absl::StatusOr<std::unique_ptr<TensorBuffer>> t =
         rt.AllocateTensor(m.core_id(), info.bytes, info.name);
     if (!t.ok()) return t.status();
-    const std::vector<uint8_t>& data = inputs[k].value.data();
-    const uint64_t bytes = std::min<uint64_t>(data.size(), info.bytes);
-    TensorOpScope dma("tensor_write", t->get(), nullptr, bytes);  // profiles: a host->device copy
-    if (absl::Status s = (*t)->Write(data.data(), 0, bytes); !s.ok()) return s;
     r.in_ptrs.push_back(t->get());
     r.inputs.push_back(std::move(*t));
   }
@@ -192,6 +200,43 @@ absl::Status PrepareReplica(Runtime& rt, Replica& r, const std::vector<BoundInpu
     r.out_ptrs.push_back(t->get());
     r.outputs.push_back(std::move(*t));
   }
+  return absl::OkStatus();
+}
+
+// Writes each input's values into the first core's tensors, in place:
+// random values are drawn into them, .npy files read into them. Random
+// values are drawn for every input in order, even given ones (their
+// streams are skipped), so an input's value does not depend on which
+// others were given. The other cores copy the first core's tensors.
+absl::Status FillInputs(const ExecRequest& request, const std::vector<BoundInput>& inputs,
+                        std::vector<Replica>& replicas) {
+  Replica& first = replicas.front();
+  const std::vector<TensorInfo>& infos = first.model->inputs();
+  RandomTensors random(request.seed);
+  for (size_t k = 0; k < infos.size(); ++k) {
+    const TensorInfo& info = infos[k];
+    TensorBuffer& t = *first.inputs[k];
+    uint8_t* data = static_cast<uint8_t*>(t.data());
+    const BoundInput& in = inputs[k];
+    TensorOpScope dma("tensor_write", &t, nullptr, info.bytes);  // profiles: a host->device copy
+    if (in.source == "random") {
+      random.NextInto(info.shape, data);
+      continue;
+    }
+    if (request.random_inputs) random.Skip(info.shape);
+    if (in.file) {
+      absl::Status s = ReadNpyInto(*in.file, info.shape.type, data, info.bytes);
+      if (!s.ok()) return absl::InvalidArgumentError(absl::StrFormat("input '%s': %s", info.name, s.message()));
+    } else if (in.value) {
+      const std::vector<uint8_t>& bytes = in.value->data();
+      if (absl::Status s = t.Write(bytes.data(), 0, std::min<uint64_t>(bytes.size(), info.bytes)); !s.ok())
+        return s;
+    }
+  }
+  for (size_t i = 1; i < replicas.size(); ++i)
+    for (size_t k = 0; k < infos.size(); ++k)
+      if (absl::Status s = replicas[i].inputs[k]->Write(first.inputs[k]->data(), 0, infos[k].bytes); !s.ok())
+        return s;
   return absl::OkStatus();
 }
 
@@ -367,11 +412,20 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
     expects.emplace_back(*k, std::move(*want));
   }
 
+  // The models' own buffers are made (at load); their inputs and outputs
+  // must fit what is left before gigabytes are read or drawn.
+  uint64_t io_bytes = 0;
+  for (const Replica& r : replicas) io_bytes += r.model->cost().io_tensors;
+  if (absl::Status s = CheckHostMemory(io_bytes, absl::StrFormat("the inputs and outputs of '%s'", model.name()));
+      !s.ok()) {
+    return RuntimeError("cannot allocate the tensors", s);
+  }
   for (Replica& r : replicas) {
-    if (absl::Status s = PrepareReplica(runtime, r, *inputs); !s.ok()) {
+    if (absl::Status s = PrepareReplica(runtime, r); !s.ok()) {
       return RuntimeError("cannot allocate the tensors", s);
     }
   }
+  if (absl::Status s = FillInputs(request, *inputs, replicas); !s.ok()) return Error(std::string(s.message()));
 
   const int64_t warmup = request.warmup;
   const int64_t iterations = std::max<int64_t>(1, request.iterations);

@@ -1,5 +1,12 @@
 #include "lib/runtime/cli_npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <optional>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -7,6 +14,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/program/dtype.h"
 #include "lib/program/npy.h"
@@ -76,6 +84,67 @@ absl::StatusOr<hlo::Literal> ReadNpyFile(const std::string& path) {
     bytes = ss.str();
   }
   return ParseNpyTensor(bytes, path);
+}
+
+absl::StatusOr<NpyFileInput> OpenNpyFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(absl::StrFormat("%s: cannot open: %s", path, std::strerror(errno)));
+  struct stat st{};
+  std::string head(size_t{1} << 20, '\0');  // headers are a few hundred bytes
+  ssize_t got = -1;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) got = ::pread(fd, head.data(), head.size(), 0);
+  const int err = errno;
+  ::close(fd);
+  if (!S_ISREG(st.st_mode)) return absl::FailedPreconditionError(absl::StrCat(path, ": not a regular file"));
+  if (got < 0) return absl::InternalError(absl::StrFormat("%s: read failed: %s", path, std::strerror(err)));
+  head.resize(static_cast<size_t>(got));
+  absl::StatusOr<program::NpyHeader> header = program::ParseNpyHeader(head, static_cast<uint64_t>(st.st_size));
+  if (!header.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s", path, std::string(header.status().message())));
+  }
+  std::optional<ElementType> type = TypeOfDescr(header->descr);
+  if (!type.has_value()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: unsupported .npy dtype '%s' (little-endian bool, int, uint, float and complex arrays only)",
+        path, header->descr));
+  }
+  return NpyFileInput{path, *type, header->dims, header->data_offset};
+}
+
+absl::Status ReadNpyInto(const NpyFileInput& input, hlo::ElementType type, uint8_t* out, uint64_t bytes) {
+  const bool raw_bits = hlo::StorageBytes(input.type) == hlo::StorageBytes(type) &&
+                        hlo::IsUnsignedInt(input.type) && hlo::IsFloatingPoint(type) &&
+                        type != ElementType::kF32 && type != ElementType::kF64;
+  if (input.type != type && !raw_bits) {
+    // A conversion: through a host copy of the file's values.
+    absl::StatusOr<hlo::Literal> value = ReadNpyFile(input.path);
+    if (!value.ok()) return value.status();
+    const hlo::Literal converted = ConvertTensor(*value, type);
+    if (converted.data().size() != bytes) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: changed while being read", input.path));
+    }
+    if (bytes) std::memcpy(out, converted.data().data(), bytes);
+    return absl::OkStatus();
+  }
+  // The file's bytes straight into the tensor: no copy on the host.
+  const int fd = ::open(input.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(absl::StrFormat("%s: cannot open: %s", input.path, std::strerror(errno)));
+  uint64_t done = 0;
+  while (done < bytes) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(bytes - done, uint64_t{1} << 30));
+    const ssize_t got = ::pread(fd, out + done, want, static_cast<off_t>(input.data_offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      const int err = errno;
+      ::close(fd);
+      return absl::InternalError(absl::StrFormat("%s: %s", input.path,
+                                                 got == 0 ? "ends before its data (truncated while being read)"
+                                                          : std::strerror(err)));
+    }
+    done += static_cast<uint64_t>(got);
+  }
+  ::close(fd);
+  return absl::OkStatus();
 }
 
 hlo::ElementType NpyStorageType(hlo::ElementType type) {

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "lib/hlo/literal.h"
@@ -17,6 +18,22 @@ namespace neuron::runtime {
 // `display` names the file in errors.
 absl::StatusOr<hlo::Literal> ParseNpyTensor(std::string_view bytes, std::string_view display);
 absl::StatusOr<hlo::Literal> ReadNpyFile(const std::string& path);
+
+// An .npy file given as an input, its header read: the data is read later,
+// straight into the tensor that takes it (ReadNpyInto).
+struct NpyFileInput {
+  std::string path;
+  hlo::ElementType type = hlo::ElementType::kInvalid;
+  std::vector<int64_t> dims;
+  uint64_t data_offset = 0;
+};
+// Regular files only (FailedPrecondition for a pipe or stdin, which are
+// read whole with ReadNpyFile).
+absl::StatusOr<NpyFileInput> OpenNpyFile(const std::string& path);
+// The file's values as `type` into `out` (`bytes` of them): read in place
+// when the file holds that type (or its raw bits), else converted through
+// one host copy.
+absl::Status ReadNpyInto(const NpyFileInput& input, hlo::ElementType type, uint8_t* out, uint64_t bytes);
 
 // The element type a tensor of `type` is written as (f32 for bf16/fp8...).
 hlo::ElementType NpyStorageType(hlo::ElementType type);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "lib/runtime/random_values.h"
@@ -101,42 +102,75 @@ hlo::Literal RandomTensors::Next(const hlo::Shape& shape) {
     for (const hlo::Shape& s : shape.tuple) elements.push_back(Next(s));
     return hlo::Literal::MakeTuple(std::move(elements));
   }
-  const uint64_t stream = next_stream_++;
-  const hlo::ElementType type = shape.type;
   const int64_t n = shape.IsArray() ? shape.ElementCount().value_or(0) : 0;
-  const int per = WordsPerElement(type);
-  if (n == 0 || !HasBulkConversion(type)) {
-    hlo::Literal value = hlo::Literal::Zeros(shape);
-    ForEachChunk(seed_, stream, n * per, [&](int64_t first, const uint32_t* words, int64_t count) {
-      float unit[kChunkWords];
-      WordsToUnitF32(words, unit, count);
-      for (int64_t i = 0; i < count; ++i) {
-        if (hlo::IsFloatingPoint(type)) {
-          double v = unit[i];
-          // e8m0fnu has neither sign nor zero: it holds the magnitude, and
-          // a zero draw as its smallest value, so it never becomes NaN.
-          if (type == hlo::ElementType::kF8E8M0FNU) {
-            v = v == 0 ? std::ldexp(1.0, -127) : std::fabs(v);
-          }
-          value.SetDouble(first + i, v);
-        } else {
-          value.SetInt(first + i, ((words[i] >> 16) * 10) >> 16);  // as WordsToDigits
-        }
-      }
-    });
-    return value;
-  }
+  if (n == 0 || !HasBulkConversion(shape.type)) return NextSlow(shape, next_stream_++);
   // The bytes are appended a chunk at a time to a reserved buffer, so each
   // is written once: zeroing a fresh buffer first costs as much again.
-  const int bytes_per_word = hlo::StorageBytes(type) / per;
   std::vector<uint8_t> data;
-  data.reserve(static_cast<size_t>(n) * hlo::StorageBytes(type));
+  data.reserve(static_cast<size_t>(n) * hlo::StorageBytes(shape.type));
+  FillBulk(shape.type, n, next_stream_++, [&](const uint8_t* bytes, size_t count) {
+    data.insert(data.end(), bytes, bytes + count);
+  });
+  return hlo::Literal::FromData(shape, std::move(data));
+}
+
+void RandomTensors::NextInto(const hlo::Shape& shape, uint8_t* out) {
+  const int64_t n = shape.IsArray() ? shape.ElementCount().value_or(0) : 0;
+  if (n == 0 || !HasBulkConversion(shape.type)) {
+    const hlo::Literal value = NextSlow(shape, next_stream_++);
+    if (!value.data().empty()) std::memcpy(out, value.data().data(), value.data().size());
+    return;
+  }
+  size_t at = 0;
+  FillBulk(shape.type, n, next_stream_++, [&](const uint8_t* bytes, size_t count) {
+    std::memcpy(out + at, bytes, count);
+    at += count;
+  });
+}
+
+void RandomTensors::Skip(const hlo::Shape& shape) {
+  if (shape.IsTuple()) {
+    for (const hlo::Shape& s : shape.tuple) Skip(s);
+    return;
+  }
+  ++next_stream_;
+}
+
+template <typename Sink>
+void RandomTensors::FillBulk(hlo::ElementType type, int64_t n, uint64_t stream, Sink sink) {
+  const int per = WordsPerElement(type);
+  const int bytes_per_word = hlo::StorageBytes(type) / per;
   alignas(64) uint8_t staged[kChunkWords * 8];  // s64: 8 bytes a word
   ForEachChunk(seed_, stream, n * per, [&](int64_t, const uint32_t* words, int64_t count) {
     ConvertChunk(type, words, count, staged);
-    data.insert(data.end(), staged, staged + count * bytes_per_word);
+    sink(staged, static_cast<size_t>(count * bytes_per_word));
   });
-  return hlo::Literal::FromData(shape, std::move(data));
+}
+
+// Types without a bulk conversion, one element at a time.
+hlo::Literal RandomTensors::NextSlow(const hlo::Shape& shape, uint64_t stream) {
+  const hlo::ElementType type = shape.type;
+  const int64_t n = shape.IsArray() ? shape.ElementCount().value_or(0) : 0;
+  hlo::Literal value = hlo::Literal::Zeros(shape);
+  ForEachChunk(seed_, stream, n * WordsPerElement(type),
+               [&](int64_t first, const uint32_t* words, int64_t count) {
+    float unit[kChunkWords];
+    WordsToUnitF32(words, unit, count);
+    for (int64_t i = 0; i < count; ++i) {
+      if (hlo::IsFloatingPoint(type)) {
+        double v = unit[i];
+        // e8m0fnu has neither sign nor zero: it holds the magnitude, and
+        // a zero draw as its smallest value, so it never becomes NaN.
+        if (type == hlo::ElementType::kF8E8M0FNU) {
+          v = v == 0 ? std::ldexp(1.0, -127) : std::fabs(v);
+        }
+        value.SetDouble(first + i, v);
+      } else {
+        value.SetInt(first + i, ((words[i] >> 16) * 10) >> 16);  // as WordsToDigits
+      }
+    }
+  });
+  return value;
 }
 
 }  // namespace neuron::runtime

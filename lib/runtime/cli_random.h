@@ -22,8 +22,18 @@ class RandomTensors {
  public:
   explicit RandomTensors(uint64_t seed) : seed_(seed) {}
   hlo::Literal Next(const hlo::Shape& shape);
+  // The next array's values written straight to `out` (its storage bytes:
+  // a device tensor), the same values Next would give.
+  void NextInto(const hlo::Shape& shape, uint8_t* out);
+  // Moves past the next value's streams without drawing them (an input
+  // given by the user still takes its place in the order).
+  void Skip(const hlo::Shape& shape);
 
  private:
+  template <typename Sink>
+  void FillBulk(hlo::ElementType type, int64_t n, uint64_t stream, Sink sink);
+  hlo::Literal NextSlow(const hlo::Shape& shape, uint64_t stream);
+
   uint64_t seed_;
   uint64_t next_stream_ = 0;
 };

@@ -48,6 +48,7 @@ class Core {
   int id() const { return placement_.id; }
   const device::LogicalCore& placement() const { return placement_; }
   device::HbmArena& arena() { return *arena_; }
+  const device::HbmArena& arena() const { return *arena_; }
   const config::RuntimeConfig& config() const { return config_; }
 
   // Allocates device memory for `what` (named in errors). `host_access`:

@@ -12,6 +12,7 @@
 #include "lib/neff/digest.h"
 #include "lib/neff/mapped_file.h"
 #include "lib/program/dtype.h"
+#include "lib/runtime/memory_check.h"
 #include "lib/runtime/model_state.h"
 #include "lib/runtime/runtime.h"
 #include "lib/runtime/scratchpad.h"
@@ -205,6 +206,16 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
       BindConstants(state->program);
   if (!constants.ok()) return fail(constants.status());
   state->timings.deserialize_ms = MsSince(t);
+
+  // Before any buffer is made: the plan must fit the core and the host.
+  if (manifest.memory.total > 0) {
+    const neff::Entry* code = state->neff.Find(manifest.program);
+    const uint64_t need = static_cast<uint64_t>(manifest.memory.total) + (code != nullptr ? code->size : 0);
+    const std::string what = absl::StrCat("model '", manifest.name, "'");
+    const std::string parts = DescribePlan(manifest.memory);
+    if (absl::Status s = CheckDeviceMemory(*core, need, what, parts); !s.ok()) return fail(s);
+    if (absl::Status s = CheckHostMemory(need, what, parts); !s.ok()) return fail(s);
+  }
 
   progress.Update(3, "planning the kernels");
   t = Clock::now();

@@ -1,16 +1,55 @@
 // The command-line tensor helpers neuron-exec uses: inline tensors, the
 // IREE-style printout, --expect comparison, benchmark statistics.
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "lib/runtime/cli_compare.h"
 #include "lib/runtime/cli_latency.h"
+#include "lib/runtime/cli_npy.h"
 #include "lib/runtime/cli_tensor_text.h"
 
 namespace neuron::runtime {
 namespace {
 
 using hlo::ElementType;
+
+std::string TempNpy(const hlo::Literal& value, const char* name) {
+  const std::string path = ::testing::TempDir() + "/" + name + "-" + std::to_string(getpid()) + ".npy";
+  EXPECT_TRUE(WriteNpyFile(path, value).ok());
+  return path;
+}
+
+// .npy inputs go straight into their tensors: the header is read first
+// (dims checked before anything is allocated), then the data in place, or
+// converted where the file holds another type.
+TEST(NpyInputTest, ReadsTheDataIntoTheTensorInPlaceOrConverted) {
+  absl::StatusOr<hlo::Literal> t = ParseInlineTensor("2x3xf32=1,2,3,4,5,6.5");
+  ASSERT_TRUE(t.ok());
+  const std::string path = TempNpy(*t, "in");
+  absl::StatusOr<NpyFileInput> in = OpenNpyFile(path);
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(in->type, ElementType::kF32);
+  EXPECT_EQ(in->dims, (std::vector<int64_t>{2, 3}));
+  std::vector<uint8_t> same(t->data().size());
+  ASSERT_TRUE(ReadNpyInto(*in, ElementType::kF32, same.data(), same.size()).ok());
+  EXPECT_EQ(same, t->data());
+  std::vector<int32_t> ints(6);
+  ASSERT_TRUE(ReadNpyInto(*in, ElementType::kS32, reinterpret_cast<uint8_t*>(ints.data()), 24).ok());
+  EXPECT_EQ(ints[5], 6);
+  // Cut short after its header was read: an error naming the file.
+  ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(in->data_offset + 8)), 0);
+  absl::Status cut = ReadNpyInto(*in, ElementType::kF32, same.data(), same.size());
+  EXPECT_FALSE(cut.ok());
+  EXPECT_NE(cut.message().find(path), std::string::npos) << cut;
+  // ...and refused by its header when opened again.
+  EXPECT_FALSE(OpenNpyFile(path).ok());
+  std::remove(path.c_str());
+  EXPECT_FALSE(OpenNpyFile(path).ok());
+}
 
 TEST(InlineTensorTest, ParsesDimsTypeAndValues) {
   absl::StatusOr<hlo::Literal> t = ParseInlineTensor("2x3xf32=1,2,3,4,5,6.5");

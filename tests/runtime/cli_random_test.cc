@@ -50,6 +50,24 @@ TEST(RandomTensorsTest, SameSeedSameValuesOtherSeedOtherValues) {
   }
 }
 
+// neuron-exec draws straight into device tensors: the same bytes as a
+// literal drawn in the same place, and a skipped input moves the order on
+// as drawing it would.
+TEST(RandomTensorsTest, DrawingIntoATensorGivesTheLiteralsBytes) {
+  for (ElementType type : AllArrayTypes()) {
+    SCOPED_TRACE(hlo::ElementTypeName(type));
+    const Shape shape = Shape::Array(type, {1001});
+    RandomTensors drawn(9), written(9);
+    drawn.Next(Shape::Array(ElementType::kF32, {5}));
+    const hlo::Literal want = drawn.Next(shape);
+    written.Skip(Shape::Array(ElementType::kF32, {5}));
+    std::vector<uint8_t> got(want.data().size() + 1, 0xAB);
+    written.NextInto(shape, got.data());
+    EXPECT_TRUE(std::equal(want.data().begin(), want.data().end(), got.begin()));
+    EXPECT_EQ(got.back(), 0xAB);  // nothing written past the tensor
+  }
+}
+
 TEST(RandomTensorsTest, EachInputDrawsItsOwnValues) {
   RandomTensors random(3);
   hlo::Literal first = random.Next(Shape::Array(ElementType::kF32, {256}));
