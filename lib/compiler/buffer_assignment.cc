@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "lib/hlo/input_output_alias.h"
 #include "lib/program/dtype.h"
 
 namespace neuron::compiler {
@@ -309,7 +310,23 @@ BufferAssignment AssignBuffers(const hlo::Module& module) {
     for (const Instruction* inst : c->instructions())
       if (inst->opcode() == Opcode::kWhile && inst->while_body() != nullptr) loop_bodies.insert(inst->while_body());
   out.memory.scratch_peak = SimulateComputation(*entry, loop_bodies, peaks, &out.slots);
-  out.memory.total = out.memory.constants + out.memory.inputs + out.memory.outputs + out.memory.scratch_peak;
+  // Donated inputs (input_output_alias): an output that can be written in
+  // its input's buffer takes no bytes of its own. One that cannot is read
+  // from a copy of the input instead, which costs what the output would.
+  for (const hlo::InputOutputAlias& a : module.config().input_output_alias) {
+    if (!hlo::AliasRunsInPlace(*entry, a) || entry->root() == nullptr) continue;
+    const hlo::Shape* shape = &entry->root()->shape();
+    for (int64_t i : a.output_index) {
+      if (!shape->IsTuple() || i < 0 || i >= static_cast<int64_t>(shape->tuple.size())) {
+        shape = nullptr;
+        break;
+      }
+      shape = &shape->tuple[static_cast<size_t>(i)];
+    }
+    if (shape != nullptr) out.memory.aliased += ShapeBytes(*shape);
+  }
+  out.memory.total = out.memory.constants + out.memory.inputs + out.memory.outputs - out.memory.aliased +
+                     out.memory.scratch_peak;
   return out;
 }
 

@@ -79,6 +79,15 @@ void DescribeTensors(const hlo::Module& module, std::string_view root_name, prog
     t.type = shape->type;
     t.dims = shape->dims;
     t.size = ShapeBytes(*shape);
+    for (const hlo::InputOutputAlias& a : module.config().input_output_alias) {
+      if (a.output_index != where) continue;
+      for (const program::TensorInfo& in : m->inputs) {
+        if (in.parameter == a.parameter && in.tuple_index == a.parameter_index) {
+          t.aliased_input = in.index;
+          t.must_alias = a.must_alias;
+        }
+      }
+    }
     m->outputs.push_back(std::move(t));
   }
 }

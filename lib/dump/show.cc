@@ -289,8 +289,23 @@ std::string FormatText(const json& v) {
       for (const char* role : {"inputs", "outputs"}) {
         if (!m.contains(role) || !m[role].is_array()) continue;
         absl::StrAppend(&out, role, "\n");
-        for (const json& t : m[role])
-          absl::StrAppendFormat(&out, "  #%-3s %-24s %s\n", Str(t, "index"), Str(t, "name"), Shape(t));
+        for (const json& t : m[role]) {
+          std::string alias;
+          if (t.contains("aliased_input") && t["aliased_input"].is_number_integer())
+            alias = absl::StrCat("  in input #", t["aliased_input"].get<int64_t>(),
+                                 t.value("must_alias", false) ? " (must-alias)" : " (may-alias)");
+          absl::StrAppendFormat(&out, "  #%-3s %-24s %s%s\n", Str(t, "index"), Str(t, "name"), Shape(t), alias);
+        }
+      }
+      // The memory plan: what a core needs for the model (neuron-load checks it).
+      if (m.contains("memory") && m["memory"].is_object()) {
+        const json& mem = m["memory"];
+        auto bytes = [&](const char* k) {
+          return FormatBytes(mem.contains(k) && mem[k].is_number_unsigned() ? mem[k].get<uint64_t>() : 0);
+        };
+        absl::StrAppend(&out, "memory      ", bytes("total"), ": inputs ", bytes("inputs"), ", outputs ",
+                        bytes("outputs"), " (", bytes("aliased"), " of them in their inputs), scratch ",
+                        bytes("scratch_peak"), ", constants ", bytes("constants"), "\n");
       }
     }
     if (v.contains("operators")) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lib/hlo/computation.h"
+#include "lib/hlo/input_output_alias.h"
 
 namespace neuron::hlo {
 
@@ -18,6 +19,8 @@ struct ModuleConfig {
   bool replica_count_given = false;
   bool num_partitions_given = false;
   bool is_scheduled = false;
+  // Entry outputs living in entry parameters' buffers (donated inputs).
+  std::vector<InputOutputAlias> input_output_alias;
   // Header attributes of the text form, verbatim (entry_computation_layout,
   // input_output_alias, frontend_attributes...), in order.
   std::vector<std::pair<std::string, std::string>> header_attributes;

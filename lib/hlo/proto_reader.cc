@@ -542,6 +542,19 @@ absl::StatusOr<std::unique_ptr<Module>> Converter::Convert(const xla::HloModuleP
     }
   }
   module->set_entry(entry ? entry : comps.back());
+  if (proto.has_input_output_alias()) {
+    std::vector<InputOutputAlias>& aliases = module->config().input_output_alias;
+    for (const xla::HloInputOutputAliasProto::AliasEntryProto& e : proto.input_output_alias().entries()) {
+      InputOutputAlias a;
+      a.output_index.assign(e.output_shape_index().begin(), e.output_shape_index().end());
+      a.parameter = e.parameter_number();
+      a.parameter_index.assign(e.parameter_shape_index().begin(), e.parameter_shape_index().end());
+      a.must_alias = e.kind() == xla::HloInputOutputAliasProto::MUST_ALIAS;
+      aliases.push_back(std::move(a));
+    }
+    // Printed in the header as the text form writes it.
+    module->config().header_attributes.emplace_back("input_output_alias", FormatInputOutputAlias(aliases));
+  }
   return module;
 }
 

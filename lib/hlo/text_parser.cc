@@ -425,6 +425,10 @@ absl::Status Parser::ParseHeader(Module* module) {
       }
     } else if (key == "is_scheduled") {
       HLO_RETURN_IF_ERROR(BoolValue(b, e, &config.is_scheduled));
+    } else if (key == "input_output_alias") {
+      absl::StatusOr<std::vector<InputOutputAlias>> aliases = ParseInputOutputAlias(value);
+      if (!aliases.ok()) return src_->Error(b, std::string(aliases.status().message()));
+      config.input_output_alias = std::move(*aliases);
     }
     config.header_attributes.emplace_back(key, value);
   }

@@ -21,6 +21,7 @@ class Verifier {
     for (const Computation* c : module_.computations()) {
       if (absl::Status s = VerifyComputation(*c, known); !s.ok()) return s;
     }
+    if (absl::Status s = VerifyInputOutputAlias(module_); !s.ok()) return ModuleError(std::string(s.message()));
     return absl::OkStatus();
   }
 

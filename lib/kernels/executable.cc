@@ -5,10 +5,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "lib/kernels/gemm.h"
 #include "lib/kernels/plan.h"
+#include "lib/hlo/input_output_alias.h"
 
 namespace neuron::kernels {
 namespace {
@@ -31,6 +34,39 @@ class AlignedHostAllocator : public BufferAllocator {
   void Free(void* ptr, size_t) override { std::free(ptr); }
 };
 
+// Flat leaf positions of a shape index (depth-first, arrays only).
+std::optional<size_t> LeafPosition(const hlo::Shape& shape, const std::vector<int64_t>& index) {
+  size_t first = 0;
+  const hlo::Shape* s = &shape;
+  for (int64_t i : index) {
+    if (!s->IsTuple() || i < 0 || i >= static_cast<int64_t>(s->tuple.size())) return std::nullopt;
+    for (int64_t k = 0; k < i; ++k) first += static_cast<size_t>(LeafCount(s->tuple[k]));
+    s = &s->tuple[i];
+  }
+  if (!s->IsArray()) return std::nullopt;
+  return first;
+}
+
+std::vector<std::pair<size_t, size_t>> AliasesNeedingCopies(const hlo::Module& module) {
+  std::vector<std::pair<size_t, size_t>> out;
+  const hlo::Computation* entry = module.entry();
+  if (entry == nullptr || entry->root() == nullptr) return out;
+  for (const hlo::InputOutputAlias& a : module.config().input_output_alias) {
+    if (hlo::AliasRunsInPlace(*entry, a)) continue;
+    const std::optional<size_t> output = LeafPosition(entry->root()->shape(), a.output_index);
+    size_t first_input = 0;
+    for (size_t p = 0; p < entry->parameters().size() && p < static_cast<size_t>(a.parameter); ++p)
+      first_input += static_cast<size_t>(LeafCount(entry->parameter(p)->shape()));
+    const hlo::Instruction* param = a.parameter < static_cast<int64_t>(entry->parameters().size())
+                                        ? entry->parameter(static_cast<size_t>(a.parameter))
+                                        : nullptr;
+    if (param == nullptr || !output) continue;
+    const std::optional<size_t> input = LeafPosition(param->shape(), a.parameter_index);
+    if (input) out.push_back({*output, first_input + *input});
+  }
+  return out;
+}
+
 }  // namespace
 
 struct Executable::Impl {
@@ -43,6 +79,11 @@ struct Executable::Impl {
   std::vector<Buf*> input_leaves;
   std::vector<Tensor> input_specs, output_specs;
   std::vector<bool> root_direct;  // result leaf may be written in place
+  // input_output_alias pairs (output leaf, input leaf) that cannot run in
+  // one buffer (hlo::AliasRunsInPlace): given one, the input is copied
+  // first, as the SDK's runtime copies an input it cannot donate.
+  std::vector<std::pair<size_t, size_t>> alias_needs_copy;
+  ScratchArena scratch;  // the kernels' scratch, one step at a time
   MemoryUsage memory;
 
   ~Impl() {
@@ -83,6 +124,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Build(const hlo::Module&
     impl->memory.outputs += b->bytes;
   }
   impl->root_direct = DirectRoots(root);
+  impl->alias_needs_copy = AliasesNeedingCopies(module);
   impl->memory.constants = impl->planner->constant_bytes();
   impl->memory.intermediates = impl->planner->owned_bytes();
   return std::unique_ptr<Executable>(new Executable(std::move(impl)));
@@ -106,6 +148,16 @@ absl::Status Executable::Run(std::span<const Tensor> inputs, std::vector<Tensor>
           inputs[i].ShapeString()));
     b->data = const_cast<uint8_t*>(inputs[i].data());
   }
+  // An aliased output given its input's own buffer where the two cannot
+  // share it: the input is read from a copy.
+  std::vector<std::vector<uint8_t>> input_copies;
+  for (const auto& [out, in] : im.alias_needs_copy) {
+    if (out >= outputs->size() || in >= inputs.size()) continue;
+    if ((*outputs)[out].data() == nullptr || (*outputs)[out].data() != inputs[in].data()) continue;
+    Buf* b = im.input_leaves[in];
+    input_copies.emplace_back(inputs[in].data(), inputs[in].data() + b->bytes);
+    b->data = input_copies.back().data();
+  }
   const std::vector<Buf*>& root = im.entry->root;
   outputs->resize(root.size());
   std::vector<uint8_t*> saved(root.size(), nullptr);
@@ -126,6 +178,7 @@ absl::Status Executable::Run(std::span<const Tensor> inputs, std::vector<Tensor>
   ctx.expr.stochastic_rounding = options.stochastic_rounding;
   ctx.expr.seed = options.sr_seed;
   ctx.check_time = options.cancel != nullptr || options.deadline.has_value();
+  ctx.scratch = &im.scratch;
   SetGemmThreads(std::max(1, options.threads));
   absl::Status status = ctx.check_time ? ctx.Check() : absl::OkStatus();
   if (status.ok()) status = RunPlan(*im.entry, ctx);
@@ -134,7 +187,8 @@ absl::Status Executable::Run(std::span<const Tensor> inputs, std::vector<Tensor>
   if (!status.ok()) return status;
   for (size_t i = 0; i < root.size(); ++i) {
     Tensor& t = (*outputs)[i];
-    if (!im.root_direct[i] && root[i]->bytes) std::memcpy(t.data(), root[i]->data, root[i]->bytes);
+    if (!im.root_direct[i] && root[i]->bytes && t.data() != root[i]->data)
+      std::memcpy(t.data(), root[i]->data, root[i]->bytes);
     if (ctx.stats->has_nonfinite) continue;
     if (root[i]->nonfinite >= 0) {  // tracked by the producer
       ctx.stats->has_nonfinite = root[i]->nonfinite > 0;

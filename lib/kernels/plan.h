@@ -18,6 +18,7 @@
 #include "lib/kernels/buffer.h"
 #include "lib/kernels/executable.h"
 #include "lib/kernels/expr_program.h"
+#include "lib/kernels/lazy_scratch.h"
 
 namespace neuron::kernels {
 
@@ -26,6 +27,8 @@ struct RunCtx {
   RunStats* stats = nullptr;
   ExprRunContext expr;
   bool check_time = false;  // cancel or deadline given
+  // Where the steps' kernels take their scratch (one scope per step).
+  ScratchArena* scratch = nullptr;
   // Cancellation / deadline check; called between steps and per loop trip.
   absl::Status Check() const;
 };

@@ -125,6 +125,7 @@ absl::Status RunPlan(const CompPlan& plan, RunCtx& ctx) {
     }
     StepObserver* observer = ctx.opts->observer;
     if (observer != nullptr) observer->StepBegin(s.name);
+    ScratchScope scratch(ctx.scratch);
     absl::Status st = s.fn(ctx);
     if (observer != nullptr) observer->StepEnd(s.name);
     if (!st.ok()) return st;

@@ -39,6 +39,10 @@ struct TensorInfo {
   hlo::ElementType type = hlo::ElementType::kInvalid;
   std::vector<int64_t> dims;
   int64_t size = 0;                   // bytes
+  // Outputs: the input whose buffer it may live in (input_output_alias:
+  // a donated input), or -1.
+  int64_t aliased_input = -1;
+  bool must_alias = false;
 };
 
 // A constant stored as its own member (an .npy file).

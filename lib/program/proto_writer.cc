@@ -344,6 +344,14 @@ absl::Status Writer::Write(const hlo::Module& module, xla::HloModuleProtoWithCon
   }
   // Only what the source said, so a round trip prints the same header.
   const hlo::ModuleConfig& config = module.config();
+  for (const hlo::InputOutputAlias& a : config.input_output_alias) {
+    auto* e = m->mutable_input_output_alias()->add_entries();
+    for (int64_t i : a.output_index) e->add_output_shape_index(i);
+    e->set_parameter_number(a.parameter);
+    for (int64_t i : a.parameter_index) e->add_parameter_shape_index(i);
+    e->set_kind(a.must_alias ? xla::HloInputOutputAliasProto::MUST_ALIAS
+                             : xla::HloInputOutputAliasProto::MAY_ALIAS);
+  }
   if (config.replica_count_given || config.replica_count != 1) {
     out->mutable_config()->set_replica_count(config.replica_count);
   }

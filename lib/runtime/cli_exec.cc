@@ -194,6 +194,15 @@ absl::Status PrepareReplica(Runtime& rt, Replica& r) {
     r.inputs.push_back(std::move(*t));
   }
   for (const TensorInfo& info : m.outputs()) {
+    // A donated input (input_output_alias): the output is written into the
+    // input's own tensor, as a framework's train step runs.
+    const int in = info.aliased_input;
+    if (in >= 0 && static_cast<size_t>(in) < r.inputs.size() && r.inputs[in]->size() == info.bytes) {
+      r.out_ptrs.push_back(r.inputs[in].get());
+      r.outputs.push_back(TensorBuffer::View(r.inputs[in]->data(), info.bytes, info.name,
+                                             r.inputs[in]->core()));
+      continue;
+    }
     absl::StatusOr<std::unique_ptr<TensorBuffer>> t =
         rt.AllocateTensor(m.core_id(), info.bytes, info.name);
     if (!t.ok()) return t.status();
@@ -415,7 +424,11 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   // The models' own buffers are made (at load); their inputs and outputs
   // must fit what is left before gigabytes are read or drawn.
   uint64_t io_bytes = 0;
-  for (const Replica& r : replicas) io_bytes += r.model->cost().io_tensors;
+  for (const Replica& r : replicas) {
+    for (const TensorInfo& t : r.model->inputs()) io_bytes += t.bytes;
+    for (const TensorInfo& t : r.model->outputs())
+      if (t.aliased_input < 0) io_bytes += t.bytes;  // donated ones share their input's
+  }
   if (absl::Status s = CheckHostMemory(io_bytes, absl::StrFormat("the inputs and outputs of '%s'", model.name()));
       !s.ok()) {
     return RuntimeError("cannot allocate the tensors", s);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/runtime/memory_check.h"
 #include "lib/runtime/memory_metrics.h"
 #include "lib/runtime/runtime.h"
 #include "lib/runtime/status.h"
@@ -93,6 +94,12 @@ int RunLoad(const LoadRequest& request) {
                                              input->display, m.name(), m.target(),
                                              input->kind == "neff" ? "" : " (compiled from HLO)",
                                              m.inputs().size(), m.outputs().size()));
+      const program::MemoryPlan& plan = m.cost().plan;
+      doc["plan"] = json{{"inputs", plan.inputs},   {"outputs", plan.outputs},
+                         {"aliased", plan.aliased}, {"scratch", plan.scratch_peak},
+                         {"constants", plan.constants}, {"total", plan.total}};
+      absl::StrAppend(&text, absl::StrFormat("plan: %s%s\n", FormatBytes(static_cast<uint64_t>(plan.total)),
+                                             DescribePlan(plan)));
     }
     const LoadCost& c = m.cost();
     const LoadTimings& t = m.timings();

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "lib/device/hbm_arena.h"
 #include "lib/hlo/shape.h"
+#include "lib/program/manifest.h"
 #include "neuron/nrt_status.h"
 
 namespace neuron::kernels {
@@ -36,6 +37,10 @@ struct TensorInfo {
   int position = 0;   // the k of #k
   hlo::Shape shape;   // array shape (type and dims)
   uint64_t bytes = 0;
+  // Outputs: the input (position) it may share a buffer with, per the
+  // model's input_output_alias: given the same tensor for both, the model
+  // runs in place (a donated input); -1 where none.
+  int aliased_input = -1;
 };
 
 struct LoadOptions {
@@ -69,6 +74,9 @@ struct LoadCost {
   uint64_t planned_intermediates = 0;  // buffer assignment's peak (0: not recorded)
   uint64_t io_tensors = 0;   // inputs + outputs, allocated by the caller
   uint64_t peak = 0;         // all of the above at once
+  // The NEFF's memory plan (its parts: inputs, outputs, outputs aliased to
+  // inputs, scratch, constants), what the load was checked against.
+  program::MemoryPlan plan;
 };
 
 struct ExecuteOptions {

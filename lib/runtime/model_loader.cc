@@ -100,6 +100,7 @@ std::vector<TensorInfo> ToTensorInfos(const std::vector<program::TensorInfo>& in
     info.position = static_cast<int>(t.index);
     info.shape = hlo::Shape::Array(t.type, t.dims);
     info.bytes = static_cast<uint64_t>(t.size);
+    info.aliased_input = static_cast<int>(t.aliased_input);
     out.push_back(std::move(info));
   }
   return out;
@@ -290,6 +291,7 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   cost.largest_variable = largest;
   cost.intermediates = static_cast<uint64_t>(mem.intermediates);
   cost.planned_intermediates = static_cast<uint64_t>(std::max<int64_t>(0, manifest.memory.scratch_peak));
+  cost.plan = manifest.memory;
   for (const TensorInfo& i : state->inputs) cost.io_tensors += i.bytes;
   for (const TensorInfo& o : state->outputs) cost.io_tensors += o.bytes;
   cost.peak = cost.weights + cost.model_code + cost.scratchpad + cost.io_tensors;

@@ -404,6 +404,39 @@ TEST_F(ExecToolTest, BenchmarkOnSeveralCoresReportsEachCore) {
 // intermediates) fails at load with one line naming both figures and
 // NRT_RESOURCE, at once, instead of committing memory until the OOM killer
 // ends the process.
+// A train step donating its weights (input_output_alias): neuron-exec runs
+// it in place, in the input's own tensor, and the file the weights came
+// from is left as it was. An output that reads its input's other lanes
+// (reverse) is still right: that input is read from a copy.
+TEST_F(ExecToolTest, DonatedInputsRunInPlaceAndTheirFilesStayUntouched) {
+  const std::string hlo = WriteTestFile(dir_, "step.hlo", R"(HloModule step, input_output_alias={ {0}: (0, {}, may-alias), {1}: (2, {}, may-alias) }
+ENTRY main {
+  w = f32[4] parameter(0)
+  g = f32[4] parameter(1)
+  m = f32[4] parameter(2)
+  n = f32[4] subtract(w, g)
+  r = f32[4] reverse(m), dimensions={0}
+  ROOT t = (f32[4], f32[4]) tuple(n, r)
+})");
+  const std::string w = WriteNpy("w.npy", "4xf32=10,20,30,40");
+  const std::string m = WriteNpy("m.npy", "4xf32=1,2,3,4");
+  std::ifstream before_in(w, std::ios::binary);
+  const std::string before((std::istreambuf_iterator<char>(before_in)), std::istreambuf_iterator<char>());
+  ToolResult r = Exec({hlo, "-i", "w=" + w, "-i", "g=4xf32=1,2,3,4", "-i", "m=" + m, "--print"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "result[0]: 4xf32=[9 18 27 36]\nresult[1]: 4xf32=[4 3 2 1]\n");
+  std::ifstream after_in(w, std::ios::binary);
+  const std::string after((std::istreambuf_iterator<char>(after_in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(before, after);
+  // neuron-load shows the plan's parts: the update lives in its input.
+  ToolResult load = RunTool("neuron-load", {hlo, "--json"}, options_);
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  json j = json::parse(load.out);
+  EXPECT_EQ(j["plan"]["aliased"], 16) << load.out;
+  EXPECT_EQ(j["plan"]["inputs"], 48) << load.out;
+  EXPECT_EQ(j["plan"]["outputs"], 32) << load.out;
+}
+
 TEST_F(ExecToolTest, AModelTooBigForTheHostFailsAtLoad) {
   const std::string neff = WriteNeff(R"(
 HloModule too_big

@@ -42,6 +42,66 @@ ENTRY e {
   EXPECT_THAT(o[0], ElementsAre(11, 22, 33, 44));
 }
 
+// Batch norm over feature dimension 1 of [2,3,2,2] against the formulas
+// written out per element (the kernel streams rows; this is the definition).
+TEST(OpsTest, BatchNormTrainingAndGradMatchTheirDefinitions) {
+  const int64_t n = 2, c = 3, hw = 4;
+  std::vector<double> x(n * c * hw), gy(n * c * hw);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = std::sin(0.7 * static_cast<double>(i)) * 3 + static_cast<double>(i % 5);
+    gy[i] = std::cos(0.3 * static_cast<double>(i));
+  }
+  const std::vector<double> scale = {0.5, 2, -1}, offset = {1, 0, 3};
+  const double eps = 0.001;
+  auto feature = [&](size_t i) { return (i / hw) % c; };
+  std::vector<double> mean(c, 0), var(c, 0);
+  for (size_t i = 0; i < x.size(); ++i) mean[feature(i)] += x[i] / (n * hw);
+  for (size_t i = 0; i < x.size(); ++i) var[feature(i)] += std::pow(x[i] - mean[feature(i)], 2) / (n * hw);
+  auto o = Eval(R"(HloModule m
+ENTRY e {
+  x = f32[2,3,2,2] parameter(0)
+  s = f32[3] parameter(1)
+  b = f32[3] parameter(2)
+  ROOT t = (f32[2,3,2,2], f32[3], f32[3]) batch-norm-training(x, s, b), epsilon=0.001, feature_index=1
+})", {F32({2, 3, 2, 2}, x), F32({3}, scale), F32({3}, offset)});
+  ASSERT_EQ(o.size(), 3u);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const size_t f = feature(i);
+    EXPECT_NEAR(o[0][i], (x[i] - mean[f]) / std::sqrt(var[f] + eps) * scale[f] + offset[f], 1e-4) << i;
+  }
+  for (size_t f = 0; f < 3; ++f) {
+    EXPECT_NEAR(o[1][f], mean[f], 1e-5);
+    EXPECT_NEAR(o[2][f], var[f], 1e-4);
+  }
+  auto g = Eval(R"(HloModule m
+ENTRY e {
+  x = f32[2,3,2,2] parameter(0)
+  s = f32[3] parameter(1)
+  m = f32[3] parameter(2)
+  v = f32[3] parameter(3)
+  gy = f32[2,3,2,2] parameter(4)
+  ROOT t = (f32[2,3,2,2], f32[3], f32[3]) batch-norm-grad(x, s, m, v, gy), epsilon=0.001, feature_index=1
+})", {F32({2, 3, 2, 2}, x), F32({3}, scale), F32({3}, mean), F32({3}, var), F32({2, 3, 2, 2}, gy)});
+  ASSERT_EQ(g.size(), 3u);
+  std::vector<double> sum_gy(c, 0), sum_gy_xc(c, 0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    sum_gy[feature(i)] += gy[i];
+    sum_gy_xc[feature(i)] += gy[i] * (x[i] - mean[feature(i)]);
+  }
+  const double per = n * hw;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const size_t f = feature(i);
+    const double rs = 1 / std::sqrt(var[f] + eps);
+    const double want =
+        scale[f] * rs * (gy[i] - sum_gy[f] / per - (x[i] - mean[f]) * sum_gy_xc[f] / per / (var[f] + eps));
+    EXPECT_NEAR(g[0][i], want, 1e-4) << i;
+  }
+  for (size_t f = 0; f < 3; ++f) {
+    EXPECT_NEAR(g[1][f], sum_gy_xc[f] / std::sqrt(var[f] + eps), 1e-4);
+    EXPECT_NEAR(g[2][f], sum_gy[f], 1e-4);
+  }
+}
+
 TEST(OpsTest, IntegerDivisionRemainderAndShiftsFollowXla) {
   auto o = Eval(R"(HloModule m
 ENTRY e {

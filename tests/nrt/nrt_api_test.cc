@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -98,6 +99,56 @@ TEST_F(NrtApiTest, LoadExecuteAndReadBack) {
   nrt_tensor_free(&y);
   nrt_tensor_free(&out);
   EXPECT_EQ(x, nullptr);
+  EXPECT_EQ(nrt_unload(model), NRT_SUCCESS);
+}
+
+// A framework donates a buffer by passing one tensor as an aliased input
+// and its output: the model runs in place. An output that reads its
+// input's other elements (reverse) still comes out right (the input is
+// read from a copy), and separate tensors leave the inputs as they were.
+TEST_F(NrtApiTest, DonatedTensorsRunInPlace) {
+  absl::StatusOr<std::string> neff = neuron::testing::BuildTestNeff(R"(HloModule step, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }
+ENTRY main {
+  w = f32[4] parameter(0)
+  m = f32[4] parameter(1)
+  n = f32[4] subtract(w, m)
+  r = f32[4] reverse(m), dimensions={0}
+  ROOT t = (f32[4], f32[4]) tuple(n, r)
+})");
+  ASSERT_TRUE(neff.ok()) << neff.status();
+  ASSERT_EQ(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS) << nrt_get_last_error();
+  nrt_model_t* model = nullptr;
+  ASSERT_EQ(nrt_load(neff->data(), neff->size(), -1, -1, &model), NRT_SUCCESS) << nrt_get_last_error();
+  nrt_tensor_t *w = nullptr, *m = nullptr, *n = nullptr, *r = nullptr;
+  for (auto [t, name] : {std::pair{&w, "w"}, {&m, "m"}, {&n, "n"}, {&r, "r"}})
+    ASSERT_EQ(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 16, name, t), NRT_SUCCESS);
+  const float ws[4] = {10, 20, 30, 40}, ms[4] = {1, 2, 3, 4};
+  ASSERT_EQ(nrt_tensor_write(w, ws, 0, sizeof ws), NRT_SUCCESS);
+  ASSERT_EQ(nrt_tensor_write(m, ms, 0, sizeof ms), NRT_SUCCESS);
+  auto run = [&](nrt_tensor_t* out0, nrt_tensor_t* out1) {
+    nrt_tensor_set_t *in_set = nullptr, *out_set = nullptr;
+    EXPECT_EQ(nrt_allocate_tensor_set(&in_set), NRT_SUCCESS);
+    EXPECT_EQ(nrt_allocate_tensor_set(&out_set), NRT_SUCCESS);
+    EXPECT_EQ(nrt_add_tensor_to_tensor_set(in_set, "w", w), NRT_SUCCESS);
+    EXPECT_EQ(nrt_add_tensor_to_tensor_set(in_set, "m", m), NRT_SUCCESS);
+    EXPECT_EQ(nrt_add_tensor_to_tensor_set(out_set, "output0", out0), NRT_SUCCESS);
+    EXPECT_EQ(nrt_add_tensor_to_tensor_set(out_set, "output1", out1), NRT_SUCCESS);
+    EXPECT_EQ(nrt_execute(model, in_set, out_set), NRT_SUCCESS) << nrt_get_last_error();
+    nrt_destroy_tensor_set(&in_set);
+    nrt_destroy_tensor_set(&out_set);
+  };
+  float got[4];
+  run(n, r);  // separate tensors: the inputs stay
+  ASSERT_EQ(nrt_tensor_read(w, got, 0, sizeof got), NRT_SUCCESS);
+  EXPECT_EQ(got[0], 10);
+  ASSERT_EQ(nrt_tensor_read(n, got, 0, sizeof got), NRT_SUCCESS);
+  EXPECT_EQ(got[3], 36);
+  run(w, m);  // donated: the results land in the inputs' tensors
+  ASSERT_EQ(nrt_tensor_read(w, got, 0, sizeof got), NRT_SUCCESS);
+  EXPECT_EQ(std::vector<float>(got, got + 4), (std::vector<float>{9, 18, 27, 36}));
+  ASSERT_EQ(nrt_tensor_read(m, got, 0, sizeof got), NRT_SUCCESS);
+  EXPECT_EQ(std::vector<float>(got, got + 4), (std::vector<float>{4, 3, 2, 1}));
+  for (nrt_tensor_t** t : {&w, &m, &n, &r}) nrt_tensor_free(t);
   EXPECT_EQ(nrt_unload(model), NRT_SUCCESS);
 }
 

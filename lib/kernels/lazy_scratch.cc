@@ -1,0 +1,99 @@
+#include "lib/kernels/lazy_scratch.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+
+namespace neuron::kernels {
+namespace {
+
+constexpr size_t kAlign = 64;
+// Chunks are at least this big, so small scratch does not make many.
+constexpr size_t kMinChunk = size_t{16} << 20;
+
+thread_local ScratchArena* current_arena = nullptr;
+thread_local uint64_t current_scope = 0;
+// Scope ids are unique across threads: a kernel run on another thread
+// later must not take a scope of the same number for its own.
+std::atomic<uint64_t> scopes_opened{0};
+
+}  // namespace
+
+ScratchArena::~ScratchArena() {
+  for (Chunk& c : chunks_) std::free(c.data);
+}
+
+ScratchArena* ScratchArena::Current() { return current_arena; }
+
+uint8_t* ScratchArena::Take(size_t bytes) {
+  bytes = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+  if (bytes == 0) return nullptr;  // wrapped: far past any memory
+  while (current_ < chunks_.size()) {
+    Chunk& c = chunks_[current_];
+    if (c.size - c.used >= bytes) {
+      uint8_t* p = c.data + c.used;
+      c.used += bytes;
+      return p;
+    }
+    if (current_ + 1 < chunks_.size() && chunks_[current_ + 1].size < bytes && chunks_[current_ + 1].used == 0) {
+      // Too small for what is asked now: a bigger one takes its place.
+      reserved_ -= chunks_[current_ + 1].size;
+      std::free(chunks_[current_ + 1].data);
+      chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(current_ + 1));
+    }
+    if (current_ + 1 >= chunks_.size()) break;
+    ++current_;
+  }
+  const size_t size = std::max(bytes, kMinChunk);
+  void* data = std::aligned_alloc(kAlign, size);
+  if (data == nullptr) return nullptr;
+  chunks_.push_back({static_cast<uint8_t*>(data), size, bytes});
+  current_ = chunks_.size() - 1;
+  reserved_ += size;
+  return chunks_.back().data;
+}
+
+ScratchArena::Mark ScratchArena::Top() const {
+  if (chunks_.empty()) return {};
+  return {current_, chunks_[current_].used};
+}
+
+void ScratchArena::Release(Mark mark) {
+  if (chunks_.empty()) return;
+  for (size_t i = mark.chunk + 1; i < chunks_.size(); ++i) chunks_[i].used = 0;
+  current_ = std::min(mark.chunk, chunks_.size() - 1);
+  chunks_[current_].used = mark.used;
+}
+
+ScratchScope::ScratchScope(ScratchArena* arena)
+    : arena_(arena), outer_arena_(current_arena), outer_id_(current_scope) {
+  if (arena_ == nullptr) return;
+  mark_ = arena_->Top();
+  current_arena = arena_;
+  current_scope = scopes_opened.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+ScratchScope::~ScratchScope() {
+  if (arena_ == nullptr) return;
+  arena_->Release(mark_);
+  current_arena = outer_arena_;
+  current_scope = outer_id_;
+}
+
+uint64_t ScratchScope::CurrentId() { return current_scope; }
+
+uint8_t* LazyScratch::data() {
+  if (bytes_ == 0) return nullptr;
+  if (ScratchArena* arena = ScratchArena::Current()) {
+    const uint64_t scope = ScratchScope::CurrentId();
+    if (taken_ == nullptr || scope_ != scope) {
+      taken_ = arena->Take(bytes_);
+      scope_ = scope;
+    }
+    if (taken_ != nullptr) return taken_;
+  }
+  if (owned_ == nullptr) owned_.reset(new (kAlignment) uint8_t[bytes_]);
+  return owned_.get();
+}
+
+}  // namespace neuron::kernels
