@@ -266,8 +266,17 @@ class GeneralDot : public DotKernel {
       const uint8_t* b = rhs_.Permute(rhs);
       if (LowPrecisionGemm(lhs_type_, out_type_, batch_, m_, n_, k_, ta_, a, tb_, b, out.data))
         return;
+
       BatchedGemm(dom_, batch_, m_, n_, k_, ta_, lhs_.Widen(a), tb_, rhs_.Widen(b), Result(out));
       if (!out_in_place_) StoreResult(dom_, result_.data(), out);
+      return;
+    }
+    // A bf16 vector times a bf16 matrix (an LLM's logits over its
+    // embedding): the matrix is read as stored, not widened whole to f32
+    // first (1.2 GB of scratch for gemma3's).
+    if (m_ == 1 && dom_ == Domain::kF32 && lhs_type_ == ET::kBF16 && rhs_type_ == ET::kBF16) {
+      Bf16Gemv(reinterpret_cast<const uint16_t*>(lhs_.Permute(lhs)),
+               reinterpret_cast<const uint16_t*>(rhs_.Permute(rhs)), out);
       return;
     }
     const void* a = lhs_.Prepare(lhs);
@@ -285,6 +294,38 @@ class GeneralDot : public DotKernel {
  private:
   // Where the product in the compute domain goes.
   void* Result(Buf& out) { return out_in_place_ ? static_cast<void*>(out.data) : result_.data(); }
+
+  // out[b, 0, n] = sum_k x[b, k] w[b, k, n] (w as [N, K] with tb_), in f32
+  // from the bf16 operands as stored, rows of w read once each.
+  void Bf16Gemv(const uint16_t* x, const uint16_t* w, Buf& out) {
+    std::vector<float> xs(static_cast<size_t>(k_)), acc(static_cast<size_t>(n_));
+    for (int64_t bt = 0; bt < batch_; ++bt) {
+      const uint16_t* xb = x + bt * k_;
+      const uint16_t* wb = w + bt * k_ * n_;
+      for (int64_t k = 0; k < k_; ++k) xs[k] = Bf16ToF32(xb[k]);
+      if (tb_) {
+        for (int64_t n = 0; n < n_; ++n) {
+          const uint16_t* row = wb + n * k_;
+          float sum = 0;
+          for (int64_t k = 0; k < k_; ++k) sum += xs[k] * Bf16ToF32(row[k]);
+          acc[n] = sum;
+        }
+      } else {
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        for (int64_t k = 0; k < k_; ++k) {
+          const uint16_t* row = wb + k * n_;
+          const float xk = xs[k];
+          for (int64_t n = 0; n < n_; ++n) acc[n] += xk * Bf16ToF32(row[n]);
+        }
+      }
+      Buf slice = out;
+      slice.data = out.data + bt * n_ * out.elem_size;
+      slice.count = n_;
+      slice.bytes = n_ * out.elem_size;
+      slice.dims = {n_};
+      StoreResult(Domain::kF32, acc.data(), slice);
+    }
+  }
 
   Domain dom_ = Domain::kF32;
   ET lhs_type_ = ET::kInvalid, rhs_type_ = ET::kInvalid, out_type_ = ET::kInvalid;

@@ -29,8 +29,7 @@ export NEURON_RT_EXEC_TIMEOUT=600
 # Big enough that the plan's parts matter (activations, loop state, donated
 # weights), small enough for CI beside another job.
 modules=(${MODEL_MEMORY_MODULES:-
-  xla__backends_cpu_benchmarks_hlo_resnet50_keras_jax_f32
-  graphhelper-ptxla__llama2_llama2_dp1_tp1_pp1
+  graphhelper-ptxla__llama_tp_1
   xla__backends_cpu_benchmarks_hlo_gemma3_1b_flax_call
 })
 

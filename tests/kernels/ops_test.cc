@@ -102,6 +102,41 @@ ENTRY e {
   }
 }
 
+// bf16 vector-matrix products (an LLM's logits) read the matrix as stored,
+// either way round, with f32 sums rounded once to the bf16 result.
+TEST(OpsTest, Bf16VectorTimesMatrixEitherLayout) {
+  const int64_t k = 40, n = 24;
+  std::vector<double> x(k), w(k * n);
+  for (int64_t i = 0; i < k; ++i) x[i] = static_cast<double>((i % 7) - 3) * 0.25;
+  for (int64_t i = 0; i < k * n; ++i) w[i] = static_cast<double>((i % 11) - 5) * 0.125;
+  const Tensor xt = MakeTensor(ET::kBF16, {1, k}, x);
+  // w as [K, N] and as its transpose [N, K].
+  std::vector<double> wt(k * n);
+  for (int64_t a = 0; a < k; ++a)
+    for (int64_t b = 0; b < n; ++b) wt[b * k + a] = w[a * n + b];
+  auto kn = Eval(R"(HloModule m
+ENTRY e {
+  x = bf16[1,40] parameter(0)
+  w = bf16[40,24] parameter(1)
+  ROOT d = bf16[1,24] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})", {xt, MakeTensor(ET::kBF16, {k, n}, w)});
+  auto nk = Eval(R"(HloModule m
+ENTRY e {
+  x = bf16[1,40] parameter(0)
+  w = bf16[24,40] parameter(1)
+  ROOT d = bf16[1,24] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+})", {xt, MakeTensor(ET::kBF16, {n, k}, wt)});
+  ASSERT_EQ(kn.size(), 1u);
+  ASSERT_EQ(nk.size(), 1u);
+  for (int64_t b = 0; b < n; ++b) {
+    double want = 0;
+    for (int64_t a = 0; a < k; ++a) want += x[a] * w[a * n + b];
+    // Exact in f32 (small multiples of 1/32); bf16 keeps 8 bits.
+    EXPECT_NEAR(kn[0][b], want, std::abs(want) / 128 + 1e-6) << b;
+    EXPECT_EQ(nk[0][b], kn[0][b]) << b;
+  }
+}
+
 TEST(OpsTest, IntegerDivisionRemainderAndShiftsFollowXla) {
   auto o = Eval(R"(HloModule m
 ENTRY e {
