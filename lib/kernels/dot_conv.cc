@@ -75,6 +75,8 @@ class OperandPrep {
   }
   // Sizes the bf16 copy ToBf16 needs.
   void NeedBf16() { bf16_.resize(permuted_.count * 2 + 16); }
+  // The operand is never widened (its users read it as stored).
+  void NoWiden() { domain_.resize(0); }
 
   // Permute()'s result in the compute domain. Big operands (bf16 weights
   // on the fallback path) are split over the GEMM's threads: a single
@@ -243,7 +245,19 @@ class GeneralDot : public DotKernel {
       rhs_.NeedBf16();
     }
     out_type_ = out.type;
+    if (Bf16VectorTimesMatrix()) {
+      lhs_.NoWiden();
+      rhs_.NoWiden();
+      result_.resize(0);
+    }
     return absl::OkStatus();
+  }
+
+  // A bf16 vector times a bf16 matrix with no low-precision matmul: Run
+  // reads the matrix as stored (Bf16Gemv).
+  bool Bf16VectorTimesMatrix() const {
+    return !low_precision_ && !byte_floats_ && m_ == 1 && dom_ == Domain::kF32 && lhs_type_ == ET::kBF16 &&
+           rhs_type_ == ET::kBF16;
   }
 
   void Run(const Buf& lhs, const Buf& rhs, Buf& out) override {
@@ -274,7 +288,7 @@ class GeneralDot : public DotKernel {
     // A bf16 vector times a bf16 matrix (an LLM's logits over its
     // embedding): the matrix is read as stored, not widened whole to f32
     // first (1.2 GB of scratch for gemma3's).
-    if (m_ == 1 && dom_ == Domain::kF32 && lhs_type_ == ET::kBF16 && rhs_type_ == ET::kBF16) {
+    if (Bf16VectorTimesMatrix()) {
       Bf16Gemv(reinterpret_cast<const uint16_t*>(lhs_.Permute(lhs)),
                reinterpret_cast<const uint16_t*>(rhs_.Permute(rhs)), out);
       return;

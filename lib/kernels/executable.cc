@@ -127,6 +127,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Build(const hlo::Module&
   impl->alias_needs_copy = AliasesNeedingCopies(module);
   impl->memory.constants = impl->planner->constant_bytes();
   impl->memory.intermediates = impl->planner->owned_bytes();
+  impl->memory.workspace = static_cast<int64_t>(impl->planner->workspace_bytes());
+  impl->scratch.Plan(impl->planner->workspace_bytes());
   return std::unique_ptr<Executable>(new Executable(std::move(impl)));
 }
 

@@ -89,6 +89,9 @@ struct RunStats {
 struct MemoryUsage {
   int64_t constants = 0;
   int64_t intermediates = 0;
+  // The kernels' scratch, taken step by step from one workspace: the most
+  // one step takes (the workspace grows to it as the steps run).
+  int64_t workspace = 0;
   int64_t inputs = 0;
   int64_t outputs = 0;
 };

@@ -44,7 +44,19 @@ uint8_t* ScratchArena::Take(size_t bytes) {
     if (current_ + 1 >= chunks_.size()) break;
     ++current_;
   }
-  const size_t size = std::max(bytes, kMinChunk);
+  // Nothing live: the chunks are given back and one takes their place,
+  // as big as they were together (and as planned), so the workspace stays
+  // one block as large as the most a step needs.
+  bool live = false;
+  for (const Chunk& c : chunks_) live = live || c.used > 0;
+  size_t size = std::max({bytes, kMinChunk, planned_});
+  if (!live && !chunks_.empty()) {
+    size = std::max(size, reserved_ + bytes);
+    for (Chunk& c : chunks_) std::free(c.data);
+    chunks_.clear();
+    reserved_ = 0;
+  }
+  size = (size + kAlign - 1) / kAlign * kAlign;
   void* data = std::aligned_alloc(kAlign, size);
   if (data == nullptr) return nullptr;
   chunks_.push_back({static_cast<uint8_t*>(data), size, bytes});
@@ -81,6 +93,19 @@ ScratchScope::~ScratchScope() {
 }
 
 uint64_t ScratchScope::CurrentId() { return current_scope; }
+
+namespace {
+thread_local uint64_t declared_bytes = 0;
+}  // namespace
+
+uint64_t LazyScratch::Declared() { return declared_bytes; }
+
+// A resize replaces what the object declared before.
+void LazyScratch::CountDeclared(size_t old_bytes, size_t new_bytes) {
+  auto aligned = [](size_t n) { return (static_cast<uint64_t>(n) + kAlign - 1) / kAlign * kAlign; };
+  declared_bytes -= std::min(declared_bytes, aligned(old_bytes));
+  declared_bytes += aligned(new_bytes);
+}
 
 uint8_t* LazyScratch::data() {
   if (bytes_ == 0) return nullptr;

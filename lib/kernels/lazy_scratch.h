@@ -34,6 +34,10 @@ class ScratchArena {
   ScratchArena(const ScratchArena&) = delete;
   ScratchArena& operator=(const ScratchArena&) = delete;
 
+  // The most one step takes at once, from the kernels' declared scratch:
+  // the first chunk is that big, so every step fits it (its pages are
+  // touched only as far as a step has reached).
+  void Plan(size_t bytes) { planned_ = bytes; }
   // `bytes` (64-byte aligned) until the innermost open scope ends.
   uint8_t* Take(size_t bytes);
   // Bytes of memory the arena holds.
@@ -59,6 +63,7 @@ class ScratchArena {
   std::vector<Chunk> chunks_;
   size_t current_ = 0;  // the chunk Take takes from
   size_t reserved_ = 0;
+  size_t planned_ = 0;
 };
 
 // One step's use of an arena: memory taken inside is handed back at its
@@ -85,11 +90,15 @@ class LazyScratch {
  public:
   // Sets the size; memory already taken is dropped.
   void resize(size_t bytes) {
+    CountDeclared(bytes_, bytes);
     bytes_ = bytes;
     owned_.reset();
     taken_ = nullptr;
     scope_ = 0;
   }
+  // Bytes every LazyScratch sized on this thread has asked for so far (as
+  // the arena takes them): the planner's measure of a step's workspace.
+  static uint64_t Declared();
   size_t size() const { return bytes_; }
   bool empty() const { return bytes_ == 0; }
   // The memory (uninitialized): the open scope's, the same all through it,
@@ -101,6 +110,7 @@ class LazyScratch {
   struct AlignedDelete {
     void operator()(uint8_t* p) const { ::operator delete[](p, kAlignment); }
   };
+  static void CountDeclared(size_t old_bytes, size_t new_bytes);
   size_t bytes_ = 0;
   std::unique_ptr<uint8_t[], AlignedDelete> owned_;
   uint8_t* taken_ = nullptr;  // from the arena of scope `scope_`

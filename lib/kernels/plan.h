@@ -72,6 +72,8 @@ class Planner {
   void set_external_constants(ExternalConstantFn fn) { external_constant_ = std::move(fn); }
   int64_t constant_bytes() const { return constant_bytes_; }
   int64_t owned_bytes() const { return owned_bytes_; }
+  // The most kernel scratch one step takes at once (the workspace bound).
+  uint64_t workspace_bytes() const { return workspace_; }
   // Zeroes (commits) the buffers planned, so a run does not fault their
   // pages in; fails naming both figures if they did not fit the host's
   // free memory.
@@ -85,6 +87,7 @@ class Planner {
 
  private:
   absl::Status PlanInstruction(CompPlan& plan, const hlo::Instruction& instr);
+  absl::Status PlanKernels(CompPlan& plan, const hlo::Instruction& instr);
   absl::Status Unsupported(const hlo::Instruction& instr, absl::string_view what);
   Buf* NewBuf(hlo::ElementType type, std::vector<int64_t> dims, Buf::Role role,
               bool shareable = false);
@@ -156,6 +159,8 @@ class Planner {
   // the bytes of every buffer planned.
   std::vector<std::pair<void*, size_t>> to_commit_;
   uint64_t planned_bytes_ = 0;
+  uint64_t workspace_ = 0;
+  std::vector<uint64_t> nested_scratch_;  // per instruction being planned
   uint64_t available_ = 0;        // host memory free when planning began
   uint64_t budget_ = UINT64_MAX;  // what the buffers may take of it
   bool over_budget_ = false;

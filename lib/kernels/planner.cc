@@ -631,6 +631,21 @@ absl::Status CrossRankAllReduce(const RunCtx& ctx, const CollectiveCall& call, O
 }  // namespace
 
 absl::Status Planner::PlanInstruction(CompPlan& plan, const hlo::Instruction& instr) {
+  // The scratch its own kernels declare: what its step takes of the
+  // workspace. Computations it runs (a call's, a loop's) are planned inside
+  // and measured step by step, so theirs is taken off its own.
+  const uint64_t before = LazyScratch::Declared();
+  nested_scratch_.push_back(0);
+  absl::Status s = PlanKernels(plan, instr);
+  const uint64_t total = LazyScratch::Declared() - before;
+  const uint64_t nested = nested_scratch_.back();
+  nested_scratch_.pop_back();
+  workspace_ = std::max(workspace_, total - std::min(total, nested));
+  if (!nested_scratch_.empty()) nested_scratch_.back() += total;
+  return s;
+}
+
+absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr) {
   const hlo::Shape& shape = instr.shape();
   const Opcode op = instr.opcode();
   // Element types must be ones the kernels hold.

@@ -97,9 +97,11 @@ int RunLoad(const LoadRequest& request) {
       const program::MemoryPlan& plan = m.cost().plan;
       doc["plan"] = json{{"inputs", plan.inputs},   {"outputs", plan.outputs},
                          {"aliased", plan.aliased}, {"scratch", plan.scratch_peak},
-                         {"constants", plan.constants}, {"total", plan.total}};
-      absl::StrAppend(&text, absl::StrFormat("plan: %s%s\n", FormatBytes(static_cast<uint64_t>(plan.total)),
-                                             DescribePlan(plan)));
+                         {"constants", plan.constants}, {"total", plan.total},
+                         {"workspace", m.cost().workspace}};
+      absl::StrAppend(&text, absl::StrFormat("plan: %s%s, kernel workspace %s\n",
+                                             FormatBytes(static_cast<uint64_t>(plan.total)), DescribePlan(plan),
+                                             FormatBytes(m.cost().workspace)));
     }
     const LoadCost& c = m.cost();
     const LoadTimings& t = m.timings();

@@ -77,6 +77,9 @@ struct LoadCost {
   // The NEFF's memory plan (its parts: inputs, outputs, outputs aliased to
   // inputs, scratch, constants), what the load was checked against.
   program::MemoryPlan plan;
+  // The kernels' scratch: the most one step takes at once, from a workspace
+  // shared by every step (on top of the plan).
+  uint64_t workspace = 0;
 };
 
 struct ExecuteOptions {

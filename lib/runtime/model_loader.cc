@@ -234,6 +234,13 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   }
   state->executable = std::move(*exe);
   state->timings.build_ms = MsSince(t);
+  // The kernels' workspace is known once they are planned, and taken as
+  // they run: it must fit what the host has left after the model's buffers.
+  const uint64_t workspace = static_cast<uint64_t>(state->executable->memory().workspace);
+  if (absl::Status s = CheckHostMemory(workspace, absl::StrCat("the kernels' workspace of model '", manifest.name, "'"));
+      !s.ok()) {
+    return fail(s);
+  }
   progress.Update(4, "placing it in device memory");
   if (!cfg.disable_debug_info) {
     t = Clock::now();
@@ -292,6 +299,7 @@ absl::StatusOr<std::unique_ptr<Model>> ModelLoader::Load(
   cost.intermediates = static_cast<uint64_t>(mem.intermediates);
   cost.planned_intermediates = static_cast<uint64_t>(std::max<int64_t>(0, manifest.memory.scratch_peak));
   cost.plan = manifest.memory;
+  cost.workspace = workspace;
   for (const TensorInfo& i : state->inputs) cost.io_tensors += i.bytes;
   for (const TensorInfo& o : state->outputs) cost.io_tensors += o.bytes;
   cost.peak = cost.weights + cost.model_code + cost.scratchpad + cost.io_tensors;

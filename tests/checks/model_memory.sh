@@ -2,7 +2,7 @@
 # Real models' memory: the process's memory is the plan. For a few large
 # public modules of ../shared/hlo (MODEL_MEMORY_MODULES overrides the list),
 # neuron-exec's peak RSS on random inputs is at most the NEFF's plan total
-# x 1.1 + 256 MiB; and a model that does not fit a memory cgroup (3 GiB,
+# (with the kernels' workspace neuron-load reports) x 1.1 + 256 MiB; and a model that does not fit a memory cgroup (3 GiB,
 # where the kernel would otherwise kill it) fails at load with exit 1 and
 # one line naming both figures, never a signal. Skips with a NOTICE where
 # ../shared/hlo is absent, and the cgroup part where cgroups cannot be made
@@ -33,9 +33,9 @@ modules=(${MODEL_MEMORY_MODULES:-
   xla__backends_cpu_benchmarks_hlo_gemma3_1b_flax_call
 })
 
-plan_total() {  # NEFF -> the plan's total bytes
+plan_total() {  # NEFF -> the plan's total bytes, with the kernels' workspace
   "$BUILD_DIR/neuron-load" "$1" --json -q 2>/dev/null |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["plan"]["total"])' 2>/dev/null
+    python3 -c 'import json,sys; p = json.load(sys.stdin)["plan"]; print(p["total"] + p["workspace"])' 2>/dev/null
 }
 
 for m in "${modules[@]}"; do
