@@ -77,6 +77,12 @@ class OperandPrep {
   void NeedBf16() { bf16_.resize(permuted_.count * 2 + 16); }
   // The operand is never widened (its users read it as stored).
   void NoWiden() { domain_.resize(0); }
+  // Nor permuted: it is read where it lies.
+  void Unused() {
+    perm_bytes_.resize(0);
+    domain_.resize(0);
+    bf16_.resize(0);
+  }
 
   // Permute()'s result in the compute domain. Big operands (bf16 weights
   // on the fallback path) are split over the GEMM's threads: a single
@@ -397,6 +403,7 @@ class ConvKernel : public DotKernel {
     }
     fgc_ = attrs.feature_group_count;
     bgc_ = attrs.batch_group_count;
+    if (PlanWholeWindow(in, ker, out, d)) return absl::OkStatus();
     ks_ = 1;
     for (int64_t k : k_sp_) ks_ *= k;
     os_ = 1;
@@ -420,6 +427,63 @@ class ConvKernel : public DotKernel {
     }
     if (dom_ == Domain::kF32) PlanDnnl();
     return absl::OkStatus();
+  }
+
+  // A window as large as the input, f32 throughout (a weight gradient:
+  // a 1x1 convolution's is a 112x112 window over the activations): each
+  // output is a dot product over features and pixels, so the result is a
+  // sum over input features of [N, S] x [O, S]^T products read where the
+  // operands lie, with no im2col, reorder or canonical copy.
+  bool PlanWholeWindow(const hlo::Shape& in, const hlo::Shape& ker, const hlo::Shape& out,
+                       const hlo::ConvDims& d) {
+    if (in.type != ET::kF32 || ker.type != ET::kF32 || out.type != ET::kF32 || fgc_ != 1 || bgc_ != 1 ||
+        nsp_ == 0)
+      return false;
+    const int64_t rank = nsp_ + 2;
+    for (int64_t s = 0; s < nsp_; ++s) {
+      const hlo::WindowDim& w = win_[s];
+      if (k_sp_[s] != in_sp_[s] || out_sp_[s] != 1 || w.pad_low != 0 || w.pad_high != 0 ||
+          w.window_dilation != 1 || w.base_dilation != 1 || w.reversal)
+        return false;
+      // Pixels innermost and in order in both operands.
+      if (d.input_spatial[s] != 2 + s || d.kernel_spatial[s] != 2 + s) return false;
+    }
+    if (in.rank() != rank || ker.rank() != rank) return false;
+    s_ = 1;
+    for (int64_t v : in_sp_) s_ *= v;
+    // Row strides of one input feature's [N, S] and [O, S] blocks, and the
+    // step from one input feature to the next.
+    in_batch_stride_ = d.input_batch == 0 ? c_ * s_ : s_;
+    in_feature_stride_ = d.input_feature == 0 ? n_ * s_ : s_;
+    ker_out_stride_ = d.kernel_output_feature == 0 ? ci_ * s_ : s_;
+    ker_in_stride_ = d.kernel_input_feature == 0 ? o_ * s_ : s_;
+    out_batch_first_ = d.output_batch < d.output_feature;
+    whole_window_ = true;
+    in_.Unused();
+    ker_.Unused();
+    if (in_feature_stride_ != s_ || ker_in_stride_ != s_) partial_.resize(static_cast<size_t>(n_ * o_) * 4);
+    if (!out_batch_first_) product_.resize(static_cast<size_t>(n_ * o_) * 4);
+    return true;
+  }
+
+  void RunWholeWindow(const float* x, const float* w, float* y) {
+    // Features innermost in both (each row holds all features' pixels):
+    // one product over features and pixels together.
+    float* c = out_batch_first_ ? y : reinterpret_cast<float*>(product_.data());
+    if (in_feature_stride_ == s_ && ker_in_stride_ == s_) {
+      Sgemm(false, true, n_, o_, c_ * s_, x, in_batch_stride_, w, ker_out_stride_, c, o_);
+    } else {
+      float* part = reinterpret_cast<float*>(partial_.data());
+      for (int64_t i = 0; i < c_; ++i) {
+        Sgemm(false, true, n_, o_, s_, x + i * in_feature_stride_, in_batch_stride_, w + i * ker_in_stride_,
+              ker_out_stride_, i == 0 ? c : part, o_);
+        if (i > 0)
+          for (int64_t k = 0; k < n_ * o_; ++k) c[k] += part[k];
+      }
+    }
+    if (!out_batch_first_)
+      for (int64_t b = 0; b < n_; ++b)
+        for (int64_t o = 0; o < o_; ++o) y[o * n_ + b] = c[b * o_ + o];
   }
 
   // oneDNN's convolution primitive, for the windows it has: no input
@@ -592,6 +656,11 @@ class ConvKernel : public DotKernel {
   }
 
   void Run(const Buf& input, const Buf& kernel, Buf& out) override {
+    if (whole_window_) {
+      RunWholeWindow(reinterpret_cast<const float*>(input.data), reinterpret_cast<const float*>(kernel.data),
+                     reinterpret_cast<float*>(out.data));
+      return;
+    }
     if (dnnl_ != nullptr) {
       const void* x = bf16_ ? static_cast<const void*>(Bf16Operand(in_, in_type_, input)) : in_.Prepare(input);
       const void* w = bf16_ ? static_cast<const void*>(Bf16Operand(ker_, ker_type_, kernel)) : ker_.Prepare(kernel);
@@ -640,6 +709,10 @@ class ConvKernel : public DotKernel {
   Domain dom_ = Domain::kF32;
   ET in_type_ = ET::kInvalid, ker_type_ = ET::kInvalid;
   bool bf16_ = false;  // products on the bf16 matmul
+  // A window covering the whole input (PlanWholeWindow).
+  bool whole_window_ = false, out_batch_first_ = true;
+  int64_t s_ = 1, in_batch_stride_ = 0, in_feature_stride_ = 0, ker_out_stride_ = 0, ker_in_stride_ = 0;
+  LazyScratch partial_, product_;
   std::unique_ptr<DnnlConvolution> dnnl_;  // null: im2col or taps
   bool direct_out_ = false;                 // dnnl_ writes the output itself
   ET out_type_ = ET::kInvalid;

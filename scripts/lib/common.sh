@@ -11,7 +11,7 @@ DEPS=(
   libcurl4-openssl-dev libzstd-dev zlib1g-dev libssl-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev
   libopenblas-dev libopenblas-serial-dev libdnnl-dev
-  mandoc dpkg-dev jq zstd util-linux
+  mandoc dpkg-dev jq zstd util-linux time
   clang-14 libclang-rt-14-dev
   python3 python3-numpy
   openmpi-bin

@@ -137,6 +137,50 @@ ENTRY e {
   }
 }
 
+// A window as large as the input (a weight gradient) is a sum over
+// features and pixels: the same as the dot that contracts them, for each
+// order of batch and feature in the operands and the result.
+TEST(OpsTest, WholeWindowConvolutionIsTheDotOverFeaturesAndPixels) {
+  std::vector<double> a(4 * 3 * 5 * 2), b(4 * 6 * 5 * 2);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>((i * 7) % 13) - 6;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>((i * 5) % 11) - 5;
+  // lhs [f=4, b=3, 5, 2], rhs [i=4, o=6, 5, 2] (fb01_io01->01bf) against the
+  // dot over dims {0, 2, 3}: [b, o].
+  auto conv = Eval(R"(HloModule m
+ENTRY e {
+  x = f32[4,3,5,2] parameter(0)
+  w = f32[4,6,5,2] parameter(1)
+  ROOT c = f32[1,1,3,6] convolution(x, w), window={size=5x2}, dim_labels=fb01_io01->01bf
+})", {F32({4, 3, 5, 2}, a), F32({4, 6, 5, 2}, b)});
+  auto dot = Eval(R"(HloModule m
+ENTRY e {
+  x = f32[4,3,5,2] parameter(0)
+  w = f32[4,6,5,2] parameter(1)
+  ROOT d = f32[3,6] dot(x, w), lhs_contracting_dims={0,2,3}, rhs_contracting_dims={0,2,3}
+})", {F32({4, 3, 5, 2}, a), F32({4, 6, 5, 2}, b)});
+  ASSERT_EQ(conv.size(), 1u);
+  ASSERT_EQ(dot.size(), 1u);
+  EXPECT_EQ(conv[0], dot[0]);
+  // Batch and features the other way round in each place (bf01_oi01 over
+  // [b, f] = [3, 4] and [o, i] = [6, 4]), the result as [f, b].
+  std::vector<double> at(a.size()), bt(b.size());
+  for (int f = 0; f < 4; ++f)
+    for (int n = 0; n < 3; ++n)
+      for (int p = 0; p < 10; ++p) at[(n * 4 + f) * 10 + p] = a[(f * 3 + n) * 10 + p];
+  for (int i = 0; i < 4; ++i)
+    for (int o = 0; o < 6; ++o)
+      for (int p = 0; p < 10; ++p) bt[(o * 4 + i) * 10 + p] = b[(i * 6 + o) * 10 + p];
+  auto swapped = Eval(R"(HloModule m
+ENTRY e {
+  x = f32[3,4,5,2] parameter(0)
+  w = f32[6,4,5,2] parameter(1)
+  ROOT c = f32[6,3,1,1] convolution(x, w), window={size=5x2}, dim_labels=bf01_oi01->fb01
+})", {F32({3, 4, 5, 2}, at), F32({6, 4, 5, 2}, bt)});
+  ASSERT_EQ(swapped.size(), 1u);
+  for (int n = 0; n < 3; ++n)
+    for (int o = 0; o < 6; ++o) EXPECT_EQ(swapped[0][o * 3 + n], dot[0][n * 6 + o]) << n << "," << o;
+}
+
 TEST(OpsTest, IntegerDivisionRemainderAndShiftsFollowXla) {
   auto o = Eval(R"(HloModule m
 ENTRY e {
