@@ -36,6 +36,8 @@ def main():
     ap.add_argument("--image-size", type=int, default=224, help="image height and width (default 224)")
     ap.add_argument("--classes", type=int, default=1000, help="classes (default 1000)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--channels-last", action="store_true",
+                    help="model and images in channels-last memory format (oneDNN's preferred layout)")
     args = ap.parse_args()
     if args.steps < 1:
         ap.error("--steps must be at least 1")
@@ -50,6 +52,9 @@ def main():
     loss_fn = torch.nn.CrossEntropyLoss()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     images = torch.randn(args.batch, 3, args.image_size, args.image_size)
+    if args.channels_last:
+        model = model.to(memory_format=torch.channels_last)
+        images = images.contiguous(memory_format=torch.channels_last)
     labels = torch.randint(0, args.classes, (args.batch,))
 
     def step():
@@ -75,6 +80,7 @@ def main():
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
+        "channels_last": args.channels_last,
     }))
 
 

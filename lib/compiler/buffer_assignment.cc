@@ -139,14 +139,19 @@ const Instruction* DefiningBuffer(const Instruction* v) {
   return v;
 }
 
+// `v` (through bitcasts) is element i of the computation's parameter: a
+// loop body's state element i as it came in.
+bool IsStateElement(const Instruction* v, size_t i) {
+  v = DefiningBuffer(v);
+  return v->opcode() == Opcode::kGetTupleElement && v->attrs().tuple_index == static_cast<int64_t>(i) &&
+         v->operand(0)->opcode() == Opcode::kParameter;
+}
+
 // The body's result i is its parameter's element i, unchanged.
 bool LoopPassesThrough(const hlo::Computation& body, size_t i) {
   const Instruction* root = body.root();
-  if (root == nullptr || root->opcode() != Opcode::kTuple || i >= root->operand_count()) return false;
-  const Instruction* r = root->operand(i);
-  while (r->opcode() == Opcode::kBitcast) r = r->operand(0);
-  return r->opcode() == Opcode::kGetTupleElement && r->attrs().tuple_index == static_cast<int64_t>(i) &&
-         r->operand(0)->opcode() == Opcode::kParameter;
+  return root != nullptr && root->opcode() == Opcode::kTuple && i < root->operand_count() &&
+         IsStateElement(root->operand(i), i);
 }
 
 // Bytes a loop's state needs of its own, as the runtime keeps it: an
@@ -211,28 +216,27 @@ int64_t SimulateComputation(const hlo::Computation& comp,
     const Instruction* root = comp.root();
     for (size_t i = 0; i < root->operand_count(); ++i) {
       const Instruction* r = root->operand(i);
-      if (r->opcode() != Opcode::kDynamicUpdateSlice) continue;
-      const Instruction* target = DefiningBuffer(r->operand(0));
-      if (target->opcode() == Opcode::kGetTupleElement &&
-          target->attrs().tuple_index == static_cast<int64_t>(i) &&
-          target->operand(0)->opcode() == Opcode::kParameter)
+      if (r->opcode() == Opcode::kDynamicUpdateSlice && IsStateElement(r->operand(0), i))
         outputs_of_root.push_back(r);
     }
   }
-  // Last use, following views back to the buffers they read.
+  // Last use, following views back to the buffers they read (and, with
+  // `through_loops`, a loop's result back to the init values it may hold).
   std::unordered_map<const Instruction*, size_t> last_use;
-  for (const Instruction* inst : schedule) {
-    size_t at = position[inst];
-    std::vector<const Instruction*> reads(inst->operands().begin(), inst->operands().end());
+  auto read_at = [&last_use](std::vector<const Instruction*> reads, size_t at, bool through_loops) {
     while (!reads.empty()) {
       const Instruction* r = reads.back();
       reads.pop_back();
       last_use[r] = std::max(last_use[r], at);
-      if (r->opcode() == Opcode::kGetTupleElement || r->opcode() == Opcode::kTuple || r->opcode() == Opcode::kBitcast) {
+      const Opcode op = r->opcode();
+      if (op == Opcode::kGetTupleElement || op == Opcode::kTuple || op == Opcode::kBitcast ||
+          (through_loops && op == Opcode::kWhile)) {
         for (const Instruction* o : r->operands()) reads.push_back(o);
       }
     }
-  }
+  };
+  for (const Instruction* inst : schedule)
+    read_at({inst->operands().begin(), inst->operands().end()}, position[inst], false);
   // Decided on the reads alone: which loop states take over their init
   // values' buffers. Reading a loop's result then reads those buffers (and
   // the pass-through values) too, so they live as long as the result.
@@ -243,18 +247,7 @@ int64_t SimulateComputation(const hlo::Computation& comp,
     const Instruction* inst = *it;
     if (inst->opcode() != Opcode::kWhile || inst->operand_count() != 1) continue;
     auto read = last_use.find(inst);
-    if (read == last_use.end()) continue;
-    std::vector<const Instruction*> reads = {inst->operand(0)};
-    while (!reads.empty()) {
-      const Instruction* r = reads.back();
-      reads.pop_back();
-      size_t& t = last_use[r];
-      t = std::max(t, read->second);
-      if (r->opcode() == Opcode::kGetTupleElement || r->opcode() == Opcode::kTuple || r->opcode() == Opcode::kBitcast ||
-          r->opcode() == Opcode::kWhile) {
-        for (const Instruction* o : r->operands()) reads.push_back(o);
-      }
-    }
+    if (read != last_use.end()) read_at({inst->operand(0)}, read->second, true);
   }
   Arena arena;
   int64_t peak = 0;
@@ -314,16 +307,10 @@ BufferAssignment AssignBuffers(const hlo::Module& module) {
   // its input's buffer takes no bytes of its own. One that cannot is read
   // from a copy of the input instead, which costs what the output would.
   for (const hlo::InputOutputAlias& a : module.config().input_output_alias) {
-    if (!hlo::AliasRunsInPlace(*entry, a) || entry->root() == nullptr) continue;
-    const hlo::Shape* shape = &entry->root()->shape();
-    for (int64_t i : a.output_index) {
-      if (!shape->IsTuple() || i < 0 || i >= static_cast<int64_t>(shape->tuple.size())) {
-        shape = nullptr;
-        break;
-      }
-      shape = &shape->tuple[static_cast<size_t>(i)];
+    if (entry->root() == nullptr || !hlo::AliasRunsInPlace(*entry, a)) continue;
+    if (const hlo::Shape* shape = entry->root()->shape().Subshape(a.output_index)) {
+      out.memory.aliased += ShapeBytes(*shape);
     }
-    if (shape != nullptr) out.memory.aliased += ShapeBytes(*shape);
   }
   out.memory.total = out.memory.constants + out.memory.inputs + out.memory.outputs - out.memory.aliased +
                      out.memory.scratch_peak;

@@ -85,16 +85,6 @@ class Reader {
   size_t at_ = 0;
 };
 
-// The shape at `index` inside `shape`, or null.
-const Shape* Subshape(const Shape& shape, const std::vector<int64_t>& index) {
-  const Shape* s = &shape;
-  for (int64_t i : index) {
-    if (!s->IsTuple() || i >= static_cast<int64_t>(s->tuple.size())) return nullptr;
-    s = &s->tuple[static_cast<size_t>(i)];
-  }
-  return s;
-}
-
 std::string IndexText(const std::vector<int64_t>& index) {
   return absl::StrCat("{", absl::StrJoin(index, ", "), "}");
 }
@@ -264,7 +254,7 @@ absl::Status VerifyInputOutputAlias(const Module& module) {
   for (const InputOutputAlias& a : aliases) {
     const std::string where = absl::StrFormat("input_output_alias %s: (%d, %s)", IndexText(a.output_index),
                                               a.parameter, IndexText(a.parameter_index));
-    const Shape* out = Subshape(entry->root()->shape(), a.output_index);
+    const Shape* out = entry->root()->shape().Subshape(a.output_index);
     if (out == nullptr || !out->IsArray()) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": the entry's result has no array at that index"));
     }
@@ -275,7 +265,7 @@ absl::Status VerifyInputOutputAlias(const Module& module) {
       return absl::InvalidArgumentError(absl::StrFormat("%s: the entry has %d parameters", where,
                                                         entry->parameters().size()));
     }
-    const Shape* in = Subshape(p->shape(), a.parameter_index);
+    const Shape* in = p->shape().Subshape(a.parameter_index);
     if (in == nullptr || !in->IsArray()) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": the parameter has no array at that index"));
     }

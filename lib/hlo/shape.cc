@@ -245,4 +245,13 @@ bool Shape::SameDims(const Shape& other) const {
   return true;
 }
 
+const Shape* Shape::Subshape(const std::vector<int64_t>& index) const {
+  const Shape* s = this;
+  for (int64_t i : index) {
+    if (!s->IsTuple() || i < 0 || i >= static_cast<int64_t>(s->tuple.size())) return nullptr;
+    s = &s->tuple[static_cast<size_t>(i)];
+  }
+  return s;
+}
+
 }  // namespace neuron::hlo

@@ -114,6 +114,9 @@ struct Shape {
   // Equal types and dimensions (recursively for tuples); layouts and
   // dynamic flags ignored.
   bool Compatible(const Shape& other) const;
+  // The shape at a shape index (a path of tuple element numbers), or null
+  // where the path leaves the tuple tree.
+  const Shape* Subshape(const std::vector<int64_t>& index) const;
   // Same, and also equal dynamic flags.
   bool SameDims(const Shape& other) const;
   bool operator==(const Shape&) const = default;

@@ -28,21 +28,14 @@ ScratchArena* ScratchArena::Current() { return current_arena; }
 uint8_t* ScratchArena::Take(size_t bytes) {
   bytes = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
   if (bytes == 0) return nullptr;  // wrapped: far past any memory
-  while (current_ < chunks_.size()) {
+  // The current chunk, else a later one (those hold nothing live).
+  for (; current_ < chunks_.size(); ++current_) {
     Chunk& c = chunks_[current_];
     if (c.size - c.used >= bytes) {
       uint8_t* p = c.data + c.used;
       c.used += bytes;
       return p;
     }
-    if (current_ + 1 < chunks_.size() && chunks_[current_ + 1].size < bytes && chunks_[current_ + 1].used == 0) {
-      // Too small for what is asked now: a bigger one takes its place.
-      reserved_ -= chunks_[current_ + 1].size;
-      std::free(chunks_[current_ + 1].data);
-      chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(current_ + 1));
-    }
-    if (current_ + 1 >= chunks_.size()) break;
-    ++current_;
   }
   // Nothing live: the chunks are given back and one takes their place,
   // as big as they were together (and as planned), so the workspace stays

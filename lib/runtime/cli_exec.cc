@@ -99,6 +99,11 @@ struct BoundInput {
   std::optional<NpyFileInput> file;   // a regular .npy file, read into its tensor
 };
 
+absl::Status WrongDims(const TensorInfo& info, const hlo::Shape& given) {
+  return absl::InvalidArgumentError(absl::StrFormat("input %s: the value given is %s; the dimensions must match",
+                                                    Describe(info), FormatTensorType(given)));
+}
+
 // Binds every model input to its source; the error names what is wrong.
 absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, const Model& model) {
   const std::vector<TensorInfo>& infos = model.inputs();
@@ -131,11 +136,7 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
       in.source = "file";
       absl::StatusOr<NpyFileInput> file = OpenNpyFile(arg.value);
       if (file.ok()) {
-        if (file->dims != info.shape.dims) {
-          return absl::InvalidArgumentError(absl::StrFormat(
-              "input %s: the value given is %s; the dimensions must match", Describe(info),
-              FormatTensorType(hlo::Shape::Array(file->type, file->dims))));
-        }
+        if (file->dims != info.shape.dims) return WrongDims(info, hlo::Shape::Array(file->type, file->dims));
         in.file = std::move(*file);
         bound[*k] = std::move(in);
         continue;
@@ -147,11 +148,7 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
       return absl::InvalidArgumentError(
           absl::StrFormat("input '%s': %s", arg.name, std::string(value.status().message())));
     }
-    if (value->shape().dims != info.shape.dims) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "input %s: the value given is %s; the dimensions must match", Describe(info),
-          FormatTensorType(value->shape())));
-    }
+    if (value->shape().dims != info.shape.dims) return WrongDims(info, value->shape());
     in.value = ConvertTensor(*value, info.shape.type);
     bound[*k] = std::move(in);
   }

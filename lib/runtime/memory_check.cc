@@ -34,11 +34,8 @@ absl::Status CheckHostMemory(uint64_t need, std::string_view what, std::string_v
   const HostMemoryReport report = ReadHostMemory();
   const HostMemoryLimit* binding = report.Binding();
   if (binding == nullptr || need <= binding->bytes) return absl::OkStatus();
-  std::string message = absl::StrFormat("%s needs %s%s of host memory, and %s leaves %s",
-                                        std::string(what), FormatBytes(need), std::string(parts),
-                                        binding->what, FormatBytes(binding->bytes));
-  if (binding->limit != 0) absl::StrAppend(&message, " of ", FormatBytes(binding->limit));
-  return RtError(NRT_RESOURCE, message);
+  return RtError(NRT_RESOURCE, absl::StrFormat("%s needs %s%s of host memory, and %s", std::string(what),
+                                               FormatBytes(need), std::string(parts), DescribeLimit(*binding)));
 }
 
 }  // namespace neuron::runtime

@@ -199,9 +199,12 @@ std::string DescribeShortfall(uint64_t need, const HostMemoryReport& report) {
   if (binding == nullptr) {
     return absl::StrCat("needs ", FormatBytes(need), ", and no host memory limit could be read");
   }
-  std::string out = absl::StrCat("needs ", FormatBytes(need), ", and ", binding->what,
-                                 " leaves ", FormatBytes(binding->bytes));
-  if (binding->limit != 0) absl::StrAppend(&out, " of ", FormatBytes(binding->limit));
+  return absl::StrCat("needs ", FormatBytes(need), ", and ", DescribeLimit(*binding));
+}
+
+std::string DescribeLimit(const HostMemoryLimit& limit) {
+  std::string out = absl::StrCat(limit.what, " leaves ", FormatBytes(limit.bytes));
+  if (limit.limit != 0) absl::StrAppend(&out, " of ", FormatBytes(limit.limit));
   return out;
 }
 

@@ -48,6 +48,9 @@ HostMemoryReport ReadHostMemory();
 // One phrase naming the need and the binding limit, e.g. "needs 14.6 GiB, and
 // cgroup v2 memory.max (/sys/fs/cgroup/x) leaves 2.9 GiB of 3.0 GiB".
 std::string DescribeShortfall(uint64_t need, const HostMemoryReport& report);
+// What a limit leaves: "cgroup v2 memory.max (/sys/fs/cgroup/x) leaves
+// 2.9 GiB of 3.0 GiB".
+std::string DescribeLimit(const HostMemoryLimit& limit);
 
 // ReadHostMemory().Available(), except 0 when no limit could be read (and at
 // least 1 when one could, so a spent limit does not read as unknown).
