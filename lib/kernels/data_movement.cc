@@ -220,25 +220,69 @@ void Concatenate(const std::vector<const Buf*>& ins, int64_t dim, Buf& out) {
   }
 }
 
+namespace {
+
+// Fills n elements of es bytes with one value, a word at a time.
+void FillElems(uint8_t* dst, const uint8_t* value, int64_t n, int es) {
+  auto fill = [&](auto word) {
+    std::memcpy(&word, value, sizeof(word));
+    std::fill_n(reinterpret_cast<decltype(word)*>(dst), n, word);
+  };
+  switch (es) {
+    case 1: std::memset(dst, *value, n); return;
+    case 2: fill(uint16_t{}); return;
+    case 4: fill(uint32_t{}); return;
+    case 8: fill(uint64_t{}); return;
+    default:
+      for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * es, value, es);
+  }
+}
+
+}  // namespace
+
+// The output filled with the padding value, then each input row (the
+// innermost dim) copied to where it lands: one memcpy per row when the
+// innermost dim has no interior padding. Negative padding crops.
 void Pad(const Buf& in, const Buf& value, const std::vector<hlo::PaddingDim>& pad, Buf& out) {
   const int es = out.elem_size;
-  for (int64_t i = 0; i < out.count; ++i) std::memcpy(out.data + i * es, value.data, es);
+  FillElems(out.data, value.data, out.count, es);
   if (in.count == 0) return;
-  int64_t r = in.rank();
-  std::vector<int64_t> out_strides = RowMajorStrides(out.dims);
-  std::vector<int64_t> in_strides = RowMajorStrides(in.dims);
-  std::vector<int64_t> idx(r, 0);
-  for (int64_t i = 0; i < in.count; ++i) {
-    // Position of element idx in the output; skip if cropped away.
+  const int64_t r = in.rank();
+  if (r == 0) {
+    std::memcpy(out.data, in.data, es);
+    return;
+  }
+  const std::vector<int64_t> out_strides = RowMajorStrides(out.dims);
+  // Input elements [first, last) of a row land inside the output row, at
+  // low + i * step.
+  const hlo::PaddingDim& inner = pad[r - 1];
+  const int64_t step = inner.interior + 1, row = in.dims[r - 1], out_row = out.dims[r - 1];
+  int64_t first = 0, last = row;
+  if (inner.low < 0) first = (-inner.low + step - 1) / step;
+  while (last > first && inner.low + (last - 1) * step >= out_row) --last;
+  if (first >= last) return;
+  std::vector<int64_t> idx(r - 1, 0);
+  for (int64_t i = 0; i < in.count; i += row) {
     int64_t o = 0;
     bool inside = true;
-    for (int64_t d = 0; d < r; ++d) {
-      int64_t p = pad[d].low + idx[d] * (pad[d].interior + 1);
-      if (p < 0 || p >= out.dims[d]) { inside = false; break; }
+    for (int64_t d = 0; d + 1 < r; ++d) {
+      const int64_t p = pad[d].low + idx[d] * (pad[d].interior + 1);
+      if (p < 0 || p >= out.dims[d]) {
+        inside = false;
+        break;
+      }
       o += p * out_strides[d];
     }
-    if (inside) std::memcpy(out.data + o * es, in.data + i * es, es);
-    for (int64_t d = r - 1; d >= 0; --d) {
+    if (inside) {
+      uint8_t* dst = out.data + (o + inner.low + first * step) * es;
+      const uint8_t* src = in.data + (i + first) * es;
+      if (step == 1) {
+        std::memcpy(dst, src, (last - first) * es);
+      } else {
+        for (int64_t k = first; k < last; ++k, dst += step * es, src += es) std::memcpy(dst, src, es);
+      }
+    }
+    for (int64_t d = r - 2; d >= 0; --d) {
       if (++idx[d] < in.dims[d]) break;
       idx[d] = 0;
     }

@@ -128,34 +128,69 @@ std::unique_ptr<DnnlConvolution> DnnlConvolution::Create(const DnnlConvShape& s)
     pad_r[i] = s.pad_high[i];
   }
   const DnnlApi& a = *api;
+  // Where the operands lie: the caller's strides, or dense in dim order.
+  auto plain = [&](dnnl_memory_desc_t* md, int nd, const dnnl_dims_t dims, dnnl_data_type_t t,
+                   const dnnl_dims_t strides, bool given) {
+    return (given ? a.memory_desc_init_by_strides(md, nd, dims, t, strides)
+                  : a.memory_desc_init_by_tag(md, nd, dims, t, PlainTag(nd))) == dnnl_success;
+  };
+  dnnl_dims_t x_str = {}, w_str = {}, y_str = {};
+  const bool x_given = !s.x_strides.empty(), w_given = !s.w_strides.empty(), y_given = !s.y_strides.empty();
+  if ((x_given && s.x_strides.size() != static_cast<size_t>(2 + nsp)) ||
+      (w_given && s.w_strides.size() != static_cast<size_t>(2 + nsp)) ||
+      (y_given && s.y_strides.size() != static_cast<size_t>(2 + nsp)))
+    return nullptr;
+  for (int i = 0; x_given && i < 2 + nsp; ++i) x_str[i] = s.x_strides[i];
+  for (int i = 0; y_given && i < 2 + nsp; ++i) y_str[i] = s.y_strides[i];
+  if (w_given) {
+    // [O, C/G, K...] strides; with groups O splits into [G, O/G], the
+    // group index the major part.
+    int k = 0;
+    if (s.groups > 1) w_str[k++] = s.w_strides[0] * (s.out_features / s.groups);
+    for (int i = 0; i < 2 + nsp; ++i) w_str[k++] = s.w_strides[i];
+  }
   dnnl_memory_desc_t src_any, w_any, dst_any;
-  if (a.memory_desc_init_by_tag(&impl->src_plain, 2 + nsp, src_dims, type, PlainTag(2 + nsp)) != dnnl_success ||
-      a.memory_desc_init_by_tag(&impl->weights_plain, w_nd, w_dims, type, PlainTag(w_nd)) != dnnl_success ||
-      a.memory_desc_init_by_tag(&impl->dst_plain, 2 + nsp, dst_dims, result, PlainTag(2 + nsp)) != dnnl_success ||
+  if (!plain(&impl->src_plain, 2 + nsp, src_dims, type, x_str, x_given) ||
+      !plain(&impl->weights_plain, w_nd, w_dims, type, w_str, w_given) ||
+      !plain(&impl->dst_plain, 2 + nsp, dst_dims, result, y_str, y_given) ||
       a.memory_desc_init_by_tag(&src_any, 2 + nsp, src_dims, type, dnnl_format_tag_any) != dnnl_success ||
       a.memory_desc_init_by_tag(&w_any, w_nd, w_dims, type, dnnl_format_tag_any) != dnnl_success ||
       a.memory_desc_init_by_tag(&dst_any, 2 + nsp, dst_dims, result, dnnl_format_tag_any) != dnnl_success)
     return nullptr;
-  dnnl_convolution_desc_t desc;
-  if (a.dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct,
-                                              &src_any, &w_any, nullptr, &dst_any, strides, dilates,
-                                              pad_l, pad_r) != dnnl_success)
-    return nullptr;
-  dnnl_primitive_attr_t attr = UserScratchpad(a);
-  dnnl_primitive_desc_t pd = nullptr;
-  const bool created = attr != nullptr &&
-                       a.primitive_desc_create(&pd, &desc, attr, a.engine, nullptr) == dnnl_success;
-  if (attr != nullptr) a.primitive_attr_destroy(attr);
-  if (!created) return nullptr;
-  const char* name = nullptr;
-  a.primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name);
-  bool ok = FastKernel(s.operand_type, name);
-  if (ok) {
-    impl->src = *a.primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-    impl->weights = *a.primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    impl->dst = *a.primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    ok = Instantiate(a, pd, &impl->conv);
-  }
+  // The primitive for (src, dst) layouts, weights in oneDNN's choice; null
+  // unless it is one of oneDNN's fast kernels. `jit_only` also turns away
+  // its im2col + GEMM fallback (a reorder to a blocked layout beats it).
+  auto make = [&](const dnnl_memory_desc_t& src, const dnnl_memory_desc_t& dst, bool jit_only) {
+    dnnl_convolution_desc_t desc;
+    if (a.dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct, &src,
+                                                &w_any, nullptr, &dst, strides, dilates, pad_l,
+                                                pad_r) != dnnl_success)
+      return static_cast<dnnl_primitive_desc_t>(nullptr);
+    dnnl_primitive_attr_t attr = UserScratchpad(a);
+    dnnl_primitive_desc_t pd = nullptr;
+    const bool created = attr != nullptr &&
+                         a.primitive_desc_create(&pd, &desc, attr, a.engine, nullptr) == dnnl_success;
+    if (attr != nullptr) a.primitive_attr_destroy(attr);
+    if (!created) return static_cast<dnnl_primitive_desc_t>(nullptr);
+    const char* name = nullptr;
+    a.primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name);
+    const bool fast = FastKernel(s.operand_type, name) &&
+                      (!jit_only || std::string_view(name).find("gemm") == std::string_view::npos);
+    if (!fast) {
+      a.primitive_desc_destroy(pd);
+      return static_cast<dnnl_primitive_desc_t>(nullptr);
+    }
+    return pd;
+  };
+  // Activations where they lie first: big ones cost more to reorder than
+  // the convolution itself takes.
+  dnnl_primitive_desc_t pd = make(impl->src_plain, impl->dst_plain, true);
+  if (pd == nullptr) pd = make(src_any, dst_any, false);
+  if (pd == nullptr) return nullptr;
+  impl->src = *a.primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+  impl->weights = *a.primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+  impl->dst = *a.primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+  bool ok = Instantiate(a, pd, &impl->conv);
   a.primitive_desc_destroy(pd);
   if (!ok || !MakeReorder(a, impl->src_plain, impl->src, &impl->src_reorder) ||
       !MakeReorder(a, impl->weights_plain, impl->weights, &impl->weights_reorder) ||
@@ -170,6 +205,10 @@ std::unique_ptr<DnnlConvolution> DnnlConvolution::Create(const DnnlConvShape& s)
     scratch = std::max(scratch, p->scratchpad_bytes);
   impl->scratchpad.resize(scratch);
   return std::unique_ptr<DnnlConvolution>(new DnnlConvolution(std::move(impl)));
+}
+
+bool DnnlConvolution::ActivationsInPlace() const {
+  return impl_->src_reorder.primitive == nullptr && impl_->dst_reorder.primitive == nullptr;
 }
 
 bool DnnlConvolution::Run(const void* x, const void* w, void* y) {

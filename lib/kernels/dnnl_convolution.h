@@ -2,8 +2,11 @@
 // (1 to 3 spatial dims, strides, non-negative padding, kernel dilation,
 // feature groups) a 3x3, 64-channel, 56x56 layer at batch 8 runs 2.5x
 // faster than im2col + GEMM in f32, and 4x in bf16 on AMX. Operands and
-// result stay in the plain canonical layouts ConvKernel uses; oneDNN's own
-// layouts are reached by reorders inside Run.
+// result are read and written where they lie, in whatever dim order the
+// HLO's dim_labels gave them (NHWC/HWIO from JAX, NCHW/OIHW from
+// PyTorch): oneDNN runs on the activations in place when it has a fast
+// kernel for their layout, and otherwise reorders them to its own inside
+// Run.
 #ifndef NEURON_LIB_KERNELS_DNNL_CONVOLUTION_H_
 #define NEURON_LIB_KERNELS_DNNL_CONVOLUTION_H_
 
@@ -21,6 +24,9 @@ struct DnnlConvShape {
   int64_t batch, in_features, out_features, groups;
   std::vector<int64_t> in_spatial, kernel_spatial, out_spatial;
   std::vector<int64_t> strides, pad_low, pad_high, dilations;  // per spatial dim
+  // Element strides of x, w and y where they lie, in the dim orders Run
+  // names; empty: dense in that order.
+  std::vector<int64_t> x_strides, w_strides, y_strides;
 };
 
 class DnnlConvolution {
@@ -31,11 +37,15 @@ class DnnlConvolution {
   static std::unique_ptr<DnnlConvolution> Create(const DnnlConvShape& shape);
   ~DnnlConvolution();
 
-  // y[N, O, S'...] = conv(x[N, C, S...], w[O, C/groups, K...]), operands
-  // and result of the shape's types (a bf16 result is rounded once from
-  // the f32 sums). False if oneDNN fails (y is then undefined and the
-  // caller computes it another way).
+  // y[N, O, S'...] = conv(x[N, C, S...], w[O, C/groups, K...]), each laid
+  // out as the shape's strides say, of the shape's types (a bf16 result is
+  // rounded once from the f32 sums). False if oneDNN fails (y is then
+  // undefined and the caller computes it another way).
   bool Run(const void* x, const void* w, void* y);
+
+  // Whether the activations are used where they lie (no reorder of x or
+  // y on the way), for tests and profiles.
+  bool ActivationsInPlace() const;
 
  private:
   struct Impl;

@@ -374,12 +374,10 @@ class ConvKernel : public DotKernel {
     in_type_ = in.type;
     ker_type_ = ker.type;
     nsp_ = static_cast<int64_t>(d.input_spatial.size());
-    std::vector<int64_t> in_perm = {d.input_batch, d.input_feature};
-    in_perm.insert(in_perm.end(), d.input_spatial.begin(), d.input_spatial.end());
-    std::vector<int64_t> k_perm = {d.kernel_output_feature, d.kernel_input_feature};
-    k_perm.insert(k_perm.end(), d.kernel_spatial.begin(), d.kernel_spatial.end());
-    in_.Init(in, in_perm, dom_);
-    ker_.Init(ker, k_perm, dom_);
+    in_perm_ = {d.input_batch, d.input_feature};
+    in_perm_.insert(in_perm_.end(), d.input_spatial.begin(), d.input_spatial.end());
+    ker_perm_ = {d.kernel_output_feature, d.kernel_input_feature};
+    ker_perm_.insert(ker_perm_.end(), d.kernel_spatial.begin(), d.kernel_spatial.end());
     // Output canonical [N, O, S'...] -> actual layout: out dim i takes
     // canonical dim inv[i].
     std::vector<int64_t> canon_of_out(out.rank());
@@ -404,6 +402,23 @@ class ConvKernel : public DotKernel {
     fgc_ = attrs.feature_group_count;
     bgc_ = attrs.batch_group_count;
     if (PlanWholeWindow(in, ker, out, d)) return absl::OkStatus();
+    if (PlanDirect(in, ker, out, d)) {
+      // Kept for PlanCanonical, should oneDNN ever fail at run time.
+      in_shape_ = in;
+      ker_shape_ = ker;
+      out_shape_ = out;
+      return absl::OkStatus();
+    }
+    PlanCanonical(in, ker, out);
+    return absl::OkStatus();
+  }
+
+  // The operands permuted to [N, C, S...] and [O, C/G, K...] and the
+  // result computed as [N, O, S'...], then laid out as the output: for
+  // the types and windows oneDNN cannot take where they lie.
+  void PlanCanonical(const hlo::Shape& in, const hlo::Shape& ker, const hlo::Shape& out) {
+    in_.Init(in, in_perm_, dom_);
+    ker_.Init(ker, ker_perm_, dom_);
     ks_ = 1;
     for (int64_t k : k_sp_) ks_ *= k;
     os_ = 1;
@@ -426,7 +441,38 @@ class ConvKernel : public DotKernel {
       if (ker.type != ET::kBF16) ker_.NeedBf16();
     }
     if (dom_ == Domain::kF32) PlanDnnl();
-    return absl::OkStatus();
+  }
+
+  // oneDNN on the operands and result where they lie, in whatever dim
+  // order: f32, or bf16 where the CPU has the instructions. Nothing is
+  // permuted, widened or copied around it (a resnet's NHWC convolutions
+  // spent four fifths of their time in those copies).
+  bool PlanDirect(const hlo::Shape& in, const hlo::Shape& ker, const hlo::Shape& out, const hlo::ConvDims& d) {
+    if (dom_ != Domain::kF32 || in.type != ker.type || bgc_ != 1) return false;
+    const bool bf16 = in.type == ET::kBF16 && LowPrecisionGemmAvailable(ET::kBF16);
+    if (in.type != ET::kF32 && !bf16) return false;
+    if (out.type != ET::kF32 && out.type != in.type) return false;
+    DnnlConvShape shape{in.type, out.type, n_, c_, o_, fgc_, in_sp_, k_sp_, out_sp_, {}, {}, {}, {}};
+    for (const hlo::WindowDim& w : win_) {
+      if (w.base_dilation != 1 || w.reversal) return false;
+      shape.strides.push_back(w.stride);
+      shape.pad_low.push_back(w.pad_low);
+      shape.pad_high.push_back(w.pad_high);
+      shape.dilations.push_back(w.window_dilation);
+    }
+    const std::vector<int64_t> xs = RowMajorStrides(in.dims), ws = RowMajorStrides(ker.dims),
+                               ys = RowMajorStrides(out.dims);
+    shape.x_strides = {xs[d.input_batch], xs[d.input_feature]};
+    shape.w_strides = {ws[d.kernel_output_feature], ws[d.kernel_input_feature]};
+    shape.y_strides = {ys[d.output_batch], ys[d.output_feature]};
+    for (int64_t s = 0; s < nsp_; ++s) {
+      shape.x_strides.push_back(xs[d.input_spatial[s]]);
+      shape.w_strides.push_back(ws[d.kernel_spatial[s]]);
+      shape.y_strides.push_back(ys[d.output_spatial[s]]);
+    }
+    dnnl_ = DnnlConvolution::Create(shape);
+    direct_ = dnnl_ != nullptr;
+    return direct_;
   }
 
   // A window as large as the input, f32 throughout (a weight gradient:
@@ -661,6 +707,12 @@ class ConvKernel : public DotKernel {
                      reinterpret_cast<float*>(out.data));
       return;
     }
+    if (direct_) {
+      if (dnnl_->Run(input.data, kernel.data, out.data)) return;
+      direct_ = false;
+      dnnl_.reset();
+      PlanCanonical(in_shape_, ker_shape_, out_shape_);
+    }
     if (dnnl_ != nullptr) {
       const void* x = bf16_ ? static_cast<const void*>(Bf16Operand(in_, in_type_, input)) : in_.Prepare(input);
       const void* w = bf16_ ? static_cast<const void*>(Bf16Operand(ker_, ker_type_, kernel)) : ker_.Prepare(kernel);
@@ -714,12 +766,15 @@ class ConvKernel : public DotKernel {
   int64_t s_ = 1, in_batch_stride_ = 0, in_feature_stride_ = 0, ker_out_stride_ = 0, ker_in_stride_ = 0;
   LazyScratch partial_, product_;
   std::unique_ptr<DnnlConvolution> dnnl_;  // null: im2col or taps
+  bool direct_ = false;                     // dnnl_ runs on the operands where they lie
+  hlo::Shape in_shape_, ker_shape_, out_shape_;  // for PlanCanonical after a direct failure
   bool direct_out_ = false;                 // dnnl_ writes the output itself
   ET out_type_ = ET::kInvalid;
   OperandPrep in_, ker_;
   int64_t nsp_ = 0, n_ = 0, c_ = 0, o_ = 0, ci_ = 0, on_ = 0, fgc_ = 1, bgc_ = 1;
   int64_t ks_ = 1, os_ = 1, is_ = 1;
   std::vector<int64_t> in_sp_, k_sp_, out_sp_, out_perm_, canon_dims_;
+  std::vector<int64_t> in_perm_, ker_perm_;  // canonical dim order of the operands
   std::vector<hlo::WindowDim> win_;
   LazyScratch col_, canon_out_, canon_store_;
   // im2col: offsets_[kk * os + oo] is InputOffset(kk, oo).
