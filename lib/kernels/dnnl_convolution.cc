@@ -1,8 +1,10 @@
 #include "lib/kernels/dnnl_convolution.h"
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 
+#include "lib/kernels/dnnl_blocked_copy.h"
 #include "lib/kernels/dnnl_library.h"
 #include "lib/kernels/gemm.h"
 #include "lib/kernels/lazy_scratch.h"
@@ -80,6 +82,8 @@ struct DnnlConvolution::Impl {
   dnnl_memory_desc_t src_plain{}, weights_plain{}, dst_plain{};
   dnnl_memory_desc_t src{}, weights{}, dst{};
   Primitive conv, src_reorder, weights_reorder, dst_reorder;
+  // The weights' reorder done as runs of memcpy, where that is faster.
+  std::optional<BlockedCopy> weights_copy;
   // Storage for the reordered tensors and the scratchpads.
   LazyScratch src_buf, weights_buf, dst_buf, scratchpad;
 
@@ -197,8 +201,11 @@ std::unique_ptr<DnnlConvolution> DnnlConvolution::Create(const DnnlConvShape& s)
       !MakeReorder(a, impl->dst, impl->dst_plain, &impl->dst_reorder))
     return nullptr;
   if (impl->src_reorder.primitive != nullptr) impl->src_buf.resize(a.memory_desc_get_size(&impl->src));
-  if (impl->weights_reorder.primitive != nullptr)
-    impl->weights_buf.resize(a.memory_desc_get_size(&impl->weights));
+  if (impl->weights_reorder.primitive != nullptr) {
+    const size_t bytes = a.memory_desc_get_size(&impl->weights);
+    impl->weights_buf.resize(bytes);
+    impl->weights_copy = BlockedCopy::Plan(impl->weights_plain, impl->weights, s.operand_type == hlo::ElementType::kBF16 ? 2 : 4, bytes);
+  }
   if (impl->dst_reorder.primitive != nullptr) impl->dst_buf.resize(a.memory_desc_get_size(&impl->dst));
   size_t scratch = 0;
   for (const Primitive* p : {&impl->conv, &impl->src_reorder, &impl->weights_reorder, &impl->dst_reorder})
@@ -229,7 +236,10 @@ bool DnnlConvolution::Run(const void* x, const void* w, void* y) {
     src = m.src_buf.data();
   }
   const void* weights = w;
-  if (m.weights_reorder.primitive != nullptr) {
+  if (m.weights_copy) {
+    m.weights_copy->Run(w, m.weights_buf.data(), threads);
+    weights = m.weights_buf.data();
+  } else if (m.weights_reorder.primitive != nullptr) {
     if (!reorder(m.weights_reorder, m.weights_plain, w, m.weights, m.weights_buf.data())) return false;
     weights = m.weights_buf.data();
   }

@@ -61,9 +61,14 @@ void GatherLanes(uint8_t* g, const uint8_t* src, int64_t n, int64_t off,
 
 }  // namespace
 
-ElementwiseKernel::ElementwiseKernel(ExprProgram program, bool allow_f32_tiles)
+ElementwiseKernel::ElementwiseKernel(ExprProgram program, Runner runner)
     : program_(std::move(program)) {
-  if (allow_f32_tiles && F32TilesAvailable()) f32_plan_ = program_.LowerToF32();
+  const bool avx512 = F32TilesAvx512Available();
+  if (runner == Runner::kBestTiles || runner == Runner::kAvx2Tiles ||
+      (runner == Runner::kAvx512Tiles && avx512)) {
+    f32_plan_ = program_.LowerToF32();
+    isa_ = runner == Runner::kAvx2Tiles ? F32TilesIsa::kAvx2 : BestF32TilesIsa();
+  }
   // The converts --auto-cast puts before bf16/f16 dots: storage to storage
   // in one pass instead of tiles of load, convert, round and store.
   const ElementType out0 = program_.output_types().empty() ? ElementType::kInvalid
@@ -131,7 +136,7 @@ void ElementwiseKernel::RunRangeF32(ThreadState& ts, int64_t begin, int64_t end,
   job.scratch = ts.f32_scratch.data() + ((64 - raw % 64) % 64) / sizeof(float);
   job.streaming_stores = streaming;
   job.nonfinite = reinterpret_cast<uint8_t*>(ts.nonfinite.data());
-  RunF32TilesAvx512(job);
+  RunF32Tiles(isa_, job);
 }
 
 void ElementwiseKernel::RunRangeNarrowing(ThreadState& ts, int64_t begin, int64_t end,

@@ -3,7 +3,7 @@
 // gathered for broadcasts), evaluated and stored, so intermediate values
 // never leave the cache. Large tensors are split across the host threads.
 // Programs on f32, bf16 and f16 values take the f32 tile runner instead
-// (f32_tiles.h) where the CPU has AVX-512.
+// (f32_tiles.h): AVX-512 where the CPU has it, AVX2 elsewhere.
 #ifndef NEURON_LIB_KERNELS_ELEMENTWISE_KERNEL_H_
 #define NEURON_LIB_KERNELS_ELEMENTWISE_KERNEL_H_
 
@@ -13,14 +13,17 @@
 
 #include "lib/kernels/buffer.h"
 #include "lib/kernels/expr_program.h"
+#include "lib/kernels/f32_tiles.h"
 
 namespace neuron::kernels {
 
 class ElementwiseKernel {
  public:
-  // allow_f32_tiles = false keeps to the general interpreter (tests compare
-  // the two).
-  explicit ElementwiseKernel(ExprProgram program, bool allow_f32_tiles = true);
+  // Which evaluator runs the program where the f32 tile runner can: the
+  // widest runner, one of them, or the general interpreter (tests compare
+  // them).
+  enum class Runner : uint8_t { kBestTiles, kAvx2Tiles, kAvx512Tiles, kInterpreter };
+  explicit ElementwiseKernel(ExprProgram program, Runner runner = Runner::kBestTiles);
 
   // params: the program's parameters by number; outs: one per output.
   void Run(const std::vector<const Buf*>& params, const std::vector<Buf*>& outs,
@@ -54,6 +57,7 @@ class ElementwiseKernel {
 
   ExprProgram program_;
   std::optional<F32Plan> f32_plan_;
+  F32TilesIsa isa_ = F32TilesIsa::kAvx2;  // the runner of f32_plan_
   bool narrowing_convert_ = false;  // see RunRangeNarrowing
   std::vector<ThreadState> threads_;
 };

@@ -27,10 +27,19 @@ bool CpuAndOsSupportAvx512() {
 
 }  // namespace
 
-bool F32TilesAvailable() {
+bool F32TilesAvx512Available() {
   // Everything x86-64-v4 promises that the runner uses.
   static const bool available = CpuAndOsSupportAvx512();
   return available;
+}
+
+F32TilesIsa BestF32TilesIsa() {
+  return F32TilesAvx512Available() ? F32TilesIsa::kAvx512 : F32TilesIsa::kAvx2;
+}
+
+void RunF32Tiles(F32TilesIsa isa, const F32TileJob& job) {
+  if (isa == F32TilesIsa::kAvx512) RunF32TilesAvx512(job);
+  else RunF32TilesAvx2(job);
 }
 
 }  // namespace neuron::kernels

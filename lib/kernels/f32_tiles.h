@@ -2,13 +2,14 @@
 // value is f32, bf16 or f16 is flattened into f32 steps (bf16/f16 values
 // rounded after each step that can leave their grid, as the interpreter
 // does; loaded and stored in their own format at the edges), and a runner built for one
-// instruction set evaluates whole ranges a block of lanes at a time. Each
+// instruction set (AVX-512, or AVX2 where the CPU has no AVX-512)
+// evaluates whole ranges a block of lanes at a time. Each
 // step's result stays in vector registers for the step after it; only
 // values read later on go through a slot in L1, and constants live in
 // registers.
 //
-// This header is plain data on purpose: the runner's translation unit is
-// compiled for AVX-512, and any inline function or template it shared with
+// This header is plain data on purpose: the AVX-512 runner's translation
+// unit is compiled for AVX-512, and any inline function or template it shared with
 // the rest of the program could be emitted there with AVX-512 instructions
 // and picked by the linker for callers on machines without it.
 #ifndef NEURON_LIB_KERNELS_F32_TILES_H_
@@ -18,7 +19,7 @@
 
 namespace neuron::kernels {
 
-// Lanes per tile: 16 AVX-512 vectors, 1 KiB per slot.
+// Lanes per tile: 16 AVX-512 vectors (32 AVX2 ones), 1 KiB per slot.
 inline constexpr int64_t kF32TileLanes = 256;
 
 enum class F32Op : uint8_t {
@@ -73,11 +74,20 @@ struct F32TileJob {
   uint8_t* nonfinite = nullptr;   // per output: set to 1 on a NaN/Inf
 };
 
-// True when this CPU and build can run RunF32TilesAvx512.
-bool F32TilesAvailable();
+// The instruction sets there are runners for. AVX2 (with FMA and F16C)
+// is the build's baseline, so its runner runs everywhere the library does.
+enum class F32TilesIsa : uint8_t { kAvx2, kAvx512 };
 
-// Evaluates the job's range. Call only when F32TilesAvailable().
+// True when this CPU and OS can run the AVX-512 runner.
+bool F32TilesAvx512Available();
+// The widest runner this CPU can run.
+F32TilesIsa BestF32TilesIsa();
+
+// Evaluates the job's range on the runner for `isa` (kAvx512 only where
+// F32TilesAvx512Available()). Both give the same bits.
+void RunF32Tiles(F32TilesIsa isa, const F32TileJob& job);
 void RunF32TilesAvx512(const F32TileJob& job);
+void RunF32TilesAvx2(const F32TileJob& job);
 
 }  // namespace neuron::kernels
 

@@ -13,9 +13,12 @@ namespace {
 using V = __m512;
 constexpr int kLanes = 16;
 constexpr int kVectors = static_cast<int>(kF32TileLanes) / kLanes;
-constexpr int kMaxStreams = 64;
 
 inline V Set(float x) { return _mm512_set1_ps(x); }
+inline V Zero() { return _mm512_setzero_ps(); }
+inline V LoadU(const float* p) { return _mm512_loadu_ps(p); }
+inline void StoreA(float* p, V v) { _mm512_store_ps(p, v); }
+inline void Prefetch(const char* p) { _mm_prefetch(p, _MM_HINT_T0); }
 inline __mmask16 IsNan(V x) { return _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q); }
 
 // exp: the same range reduction and polynomial as the 8-lane Exp8 in
@@ -130,7 +133,6 @@ inline V Min(V a, V b) { return _mm512_mask_blend_ps(IsNan(a), _mm512_min_ps(a, 
 // registers.
 constexpr int kBlock = 8;
 constexpr int kBlockLanes = kBlock * kLanes;
-constexpr int64_t kPrefetchLanes = 1024;  // 4 KiB ahead
 
 struct Block {
   V v[kBlock];
@@ -234,8 +236,6 @@ bool StoreOutput(TileStorage storage, const Block& v, void* out, int64_t n, bool
   return StoreBlock<TileStorage::kF32>(v, out, n, streaming);
 }
 
-int StorageBytes(TileStorage storage) { return storage == TileStorage::kF32 ? 4 : 2; }
-
 // Widens a tile of 16-bit lanes to f32 (bf16 exactly, f16 exactly).
 void WidenTile(TileStorage storage, const uint16_t* raw, float* tile) {
   for (int j = 0; j < kVectors; ++j) {
@@ -247,113 +247,10 @@ void WidenTile(TileStorage storage, const uint16_t* raw, float* tile) {
   }
 }
 
-// Copies the n elements of stream s for range lanes t.. into `tile`
-// (zeros past n, so nothing beyond a buffer is read), or returns where
-// they already lie contiguously as a whole tile.
-template <typename T>
-const T* GatherStream(const F32TileJob& job, int s, int64_t t, int64_t n, T* tile) {
-  const T* base = static_cast<const T*>(job.streams[s]);
-  const int64_t lane = job.first_lane + t;
-  const int64_t period = job.stream_periods[s], repeat = job.stream_repeats[s];
-  if (period == 0) {
-    if (n == kF32TileLanes) return base + lane;
-    __builtin_memset(tile, 0, kF32TileLanes * sizeof(T));
-    __builtin_memcpy(tile, base + lane, n * sizeof(T));
-    return tile;
-  }
-  int64_t index = (lane / repeat) % period;
-  if (repeat == 1 && n == kF32TileLanes && index + n <= period) return base + index;
-  if (n < kF32TileLanes) __builtin_memset(tile + n, 0, (kF32TileLanes - n) * sizeof(T));
-  // Runs of one element (repeat > 1) or contiguous pieces (repeat == 1).
-  int64_t done = 0, used = lane % repeat;
-  while (done < n) {
-    if (repeat == 1) {
-      const int64_t piece = period - index < n - done ? period - index : n - done;
-      __builtin_memcpy(tile + done, base + index, piece * sizeof(T));
-      done += piece;
-      index = 0;
-      continue;
-    }
-    const int64_t run = repeat - used < n - done ? repeat - used : n - done;
-    for (int64_t l = 0; l < run; ++l) tile[done + l] = base[index];
-    done += run;
-    used = 0;
-    if (++index == period) index = 0;
-  }
-  return tile;
-}
-
-// Where the f32 lanes of stream s for range lanes t.. are: in the source
-// itself for a whole contiguous f32 tile, else in `tile`.
-const float* TileOfStream(const F32TileJob& job, int s, int64_t t, int64_t n, float* tile) {
-  const TileStorage storage = job.stream_storage[s];
-  if (storage == TileStorage::kF32) return GatherStream<float>(job, s, t, n, tile);
-  alignas(64) uint16_t raw[kF32TileLanes];
-  WidenTile(storage, GatherStream<uint16_t>(job, s, t, n, raw), tile);
-  return tile;
-}
+#include "lib/kernels/f32_tiles_runner.inc"  // NOLINT: inside the namespace on purpose
 
 }  // namespace
 
-void RunF32TilesAvx512(const F32TileJob& job) {
-  float* slots = job.scratch;
-  float* tails = job.scratch + job.slot_count * kF32TileLanes;
-  const float* src[kMaxStreams];
-  const bool streaming = job.streaming_stores;
-  for (int64_t t = 0; t < job.count; t += kF32TileLanes) {
-    const int64_t n = job.count - t < kF32TileLanes ? job.count - t : kF32TileLanes;
-    for (int s = 0; s < job.stream_count; ++s)
-      src[s] = TileOfStream(job, s, t, n, tails + s * kF32TileLanes);
-    for (int64_t off = 0; off < n; off += kBlockLanes) {
-      // The hardware prefetcher falls behind between the bursts of loads:
-      // ask for the stream lanes a few blocks ahead.
-      if (t + off + kPrefetchLanes + kBlockLanes <= job.count) {
-        for (int s = 0; s < job.stream_count; ++s) {
-          if (job.stream_periods[s] != 0) continue;  // small and cached
-          const int bytes = StorageBytes(job.stream_storage[s]);
-          const char* ahead = static_cast<const char*>(job.streams[s]) +
-                              (job.first_lane + t + off + kPrefetchLanes) * bytes;
-          for (int line = 0; line < kBlockLanes * bytes; line += 64)
-            _mm_prefetch(ahead + line, _MM_HINT_T0);
-        }
-      }
-      Block acc;
-      _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) acc.v[j] = _mm512_setzero_ps();
-      auto fetch = [&](const F32Operand& o, Block& out) {
-        const float* p = nullptr;
-        switch (o.kind) {
-          case F32Operand::kAcc: out = acc; return;
-          case F32Operand::kScalar:
-            _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) out.v[j] = Set(job.scalars[o.index]);
-            return;
-          case F32Operand::kSlot: p = slots + o.index * kF32TileLanes + off; break;
-          case F32Operand::kStream: p = src[o.index] + off; break;
-        }
-        _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) out.v[j] = _mm512_loadu_ps(p + j * kLanes);
-      };
-      for (int32_t i = 0; i < job.step_count; ++i) {
-        const F32Step& s = job.steps[i];
-        Block a, b;
-        fetch(s.a, a);
-        if (s.op <= F32Op::kMinimum) fetch(s.b, b);
-        else b = a;
-        Apply(s.op, a, b, acc);
-        if (s.spill) {
-          float* d = slots + s.dst * kF32TileLanes + off;
-          _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) _mm512_store_ps(d + j * kLanes, acc.v[j]);
-        }
-      }
-      const int64_t lanes = n - off < kBlockLanes ? n - off : kBlockLanes;
-      for (int32_t j = 0; j < job.output_count; ++j) {
-        Block v;
-        fetch(job.outputs[j], v);
-        const TileStorage storage = job.output_storage[j];
-        void* dst = static_cast<char*>(job.dsts[j]) + (t + off) * StorageBytes(storage);
-        if (StoreOutput(storage, v, dst, lanes, streaming)) job.nonfinite[j] = 1;
-      }
-    }
-  }
-  if (streaming) _mm_sfence();  // streamed lanes visible before the range counts as done
-}
+void RunF32TilesAvx512(const F32TileJob& job) { RunTiles(job); }
 
 }  // namespace neuron::kernels

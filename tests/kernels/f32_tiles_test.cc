@@ -1,4 +1,5 @@
-// The f32 tile runner against the general interpreter: the same programs
+// The f32 tile runners (AVX-512 where the CPU has it, and AVX2) against
+// the general interpreter: the same programs
 // over the same awkward values (NaN, infinities, signed zeros, subnormals,
 // huge magnitudes) and lengths around the tile and vector sizes give the
 // same results, bit for bit where the math is exact.
@@ -23,9 +24,9 @@ namespace {
 
 using ET = hlo::ElementType;
 
-// Lengths around the 16-lane vector, the 128-lane block, the 256-lane tile
-// and the two-thread split.
-const int64_t kLengths[] = {1, 15, 16, 17, 127, 129, 255, 256, 257, 1000, 70001};
+// Lengths around the 8- and 16-lane vectors, the 32- and 128-lane blocks,
+// the 256-lane tile and the two-thread split.
+const int64_t kLengths[] = {1, 7, 8, 9, 15, 16, 17, 31, 33, 127, 129, 255, 256, 257, 1000, 70001};
 
 std::vector<float> Awkward(int64_t n, uint32_t seed) {
   const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, std::numeric_limits<float>::infinity(),
@@ -49,13 +50,16 @@ struct Result {
 // vector per parameter; a 1-element vector for a scalar parameter), each
 // stored in its parameter's type; outputs come back widened to f32 (exact
 // for the bf16/f16 outputs the runner writes).
+// The runner `fast` runs on: the one the test is parameterized with.
+ElementwiseKernel::Runner g_tiles = ElementwiseKernel::Runner::kAvx2Tiles;
+
 Result RunProgram(const std::string& text, const std::vector<std::vector<float>>& inputs,
            bool fast, int64_t n, bool* used_fast = nullptr) {
   auto module = hlo::LoadModule(text, "f32_tiles_test");
   EXPECT_TRUE(module.ok()) << module.status();
   auto program = ExprProgram::Compile(*(*module)->entry(), /*lanes_mode=*/false);
   EXPECT_TRUE(program.ok()) << program.status();
-  ElementwiseKernel kernel(std::move(*program), fast);
+  ElementwiseKernel kernel(std::move(*program), fast ? g_tiles : ElementwiseKernel::Runner::kInterpreter);
   if (used_fast != nullptr) *used_fast = kernel.uses_f32_tiles();
   const auto& parameters = (*module)->entry()->parameters();
   std::vector<std::vector<uint8_t>> in_bytes;
@@ -127,17 +131,28 @@ void ExpectSame(const std::vector<float>& got, const std::vector<float>& want,
 TEST(F32TilesAvailable, AgreesWithTheCompilersCpuProbe) {
   const bool gcc = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-  EXPECT_EQ(F32TilesAvailable(), gcc);
+  EXPECT_EQ(F32TilesAvx512Available(), gcc);
+  EXPECT_EQ(BestF32TilesIsa(), gcc ? F32TilesIsa::kAvx512 : F32TilesIsa::kAvx2);
 }
 
-class F32TilesTest : public ::testing::Test {
+// Each test runs once per runner.
+class F32TilesTest : public ::testing::TestWithParam<ElementwiseKernel::Runner> {
  protected:
   void SetUp() override {
-    if (!F32TilesAvailable()) GTEST_SKIP() << "NOTICE: this CPU has no AVX-512; the f32 tile runner is not used here";
+    if (GetParam() == ElementwiseKernel::Runner::kAvx512Tiles && !F32TilesAvx512Available())
+      GTEST_SKIP() << "NOTICE: this CPU has no AVX-512; its runner is not used here";
+    g_tiles = GetParam();
   }
 };
 
-TEST_F(F32TilesTest, ExactOpsMatchTheInterpreterBitForBit) {
+INSTANTIATE_TEST_SUITE_P(Runners, F32TilesTest,
+                         ::testing::Values(ElementwiseKernel::Runner::kAvx2Tiles,
+                                           ElementwiseKernel::Runner::kAvx512Tiles),
+                         [](const ::testing::TestParamInfo<ElementwiseKernel::Runner>& info) {
+                           return info.param == ElementwiseKernel::Runner::kAvx2Tiles ? "Avx2" : "Avx512";
+                         });
+
+TEST_P(F32TilesTest, ExactOpsMatchTheInterpreterBitForBit) {
   for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
     for (int64_t n : kLengths) {
       const std::string text = WithLength(Binary(op), n);
@@ -163,7 +178,7 @@ TEST_F(F32TilesTest, ExactOpsMatchTheInterpreterBitForBit) {
   }
 }
 
-TEST_F(F32TilesTest, TranscendentalsAgreeWithTheInterpreter) {
+TEST_P(F32TilesTest, TranscendentalsAgreeWithTheInterpreter) {
   // The interpreter finishes a range's last few lanes with libm, so these
   // agree to a few ulp rather than bit for bit.
   for (const char* op : {"exponential", "log", "logistic", "tanh"}) {
@@ -177,7 +192,7 @@ TEST_F(F32TilesTest, TranscendentalsAgreeWithTheInterpreter) {
   }
 }
 
-TEST_F(F32TilesTest, TanhIsWithinAFewUlpOfLibm) {
+TEST_P(F32TilesTest, TanhIsWithinAFewUlpOfLibm) {
   const int64_t n = 200001;
   std::vector<float> x(n);
   for (int64_t i = 0; i < n; ++i) x[i] = -10.0f + 20.0f * static_cast<float>(i) / (n - 1);
@@ -198,7 +213,7 @@ TEST_F(F32TilesTest, TanhIsWithinAFewUlpOfLibm) {
 // A DAG with values read far from where they are made (slots), a scalar
 // parameter under a broadcast, constants, copies and three outputs: an
 // intermediate, the last step and the input itself.
-TEST_F(F32TilesTest, DagWithSlotsSplatsAndSeveralOutputsMatches) {
+TEST_P(F32TilesTest, DagWithSlotsSplatsAndSeveralOutputsMatches) {
   const std::string text = R"(HloModule dag
 ENTRY e {
   x = f32[N] parameter(0)
@@ -234,7 +249,7 @@ ENTRY e {
 // Broadcast operands read as periodic streams: a bias along the last dim
 // (periods that do and do not divide the tile), a per-channel scale in
 // NCHW, a column broadcast; each against the interpreter's gather.
-TEST_F(F32TilesTest, BroadcastOperandsMatchTheInterpretersGather) {
+TEST_P(F32TilesTest, BroadcastOperandsMatchTheInterpretersGather) {
   struct Case {
     std::string out_dims, src_dims, dimensions;
     int64_t lanes, src_count;
@@ -263,7 +278,7 @@ TEST_F(F32TilesTest, BroadcastOperandsMatchTheInterpretersGather) {
   }
 }
 
-TEST_F(F32TilesTest, ReportsNonFiniteOnlyWhenPresent) {
+TEST_P(F32TilesTest, ReportsNonFiniteOnlyWhenPresent) {
   const int64_t n = 1000;
   std::vector<float> x(n, 2.0f);
   Result clean = RunProgram(WithLength(Unary("sqrt"), n), {x}, true, n);
@@ -277,7 +292,7 @@ TEST_F(F32TilesTest, ReportsNonFiniteOnlyWhenPresent) {
 // bf16 and f16 programs: narrow inputs widened on load (whole arrays,
 // broadcasts, splats), every narrow op rounded as the interpreter rounds
 // it, narrowing and widening converts, narrow outputs; bit for bit.
-TEST_F(F32TilesTest, NarrowProgramsMatchTheInterpreterBitForBit) {
+TEST_P(F32TilesTest, NarrowProgramsMatchTheInterpreterBitForBit) {
   const std::string text = R"(HloModule narrow
 ENTRY e {
   x = T[N] parameter(0)
@@ -320,7 +335,7 @@ ENTRY e {
 // Rounding to bf16 at every representable tie and around the subnormal
 // and overflow edges: the runner's integer rounding against the
 // interpreter's, over all 2^16 bf16 values with each low half that matters.
-TEST_F(F32TilesTest, Bf16RoundingAgreesOnTiesSubnormalsAndOverflow) {
+TEST_P(F32TilesTest, Bf16RoundingAgreesOnTiesSubnormalsAndOverflow) {
   std::vector<float> x;
   for (uint32_t hi = 0; hi < 0x10000; ++hi)
     for (uint32_t lo : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu})
@@ -337,7 +352,7 @@ TEST_F(F32TilesTest, Bf16RoundingAgreesOnTiesSubnormalsAndOverflow) {
 }
 
 // A bf16 bias broadcast along the last dim, as a periodic narrow stream.
-TEST_F(F32TilesTest, NarrowBroadcastStreamsMatchTheInterpretersGather) {
+TEST_P(F32TilesTest, NarrowBroadcastStreamsMatchTheInterpretersGather) {
   const std::string text = "HloModule m\nENTRY e {\n  x = bf16[7,300] parameter(0)\n"
                            "  b = bf16[300] parameter(1)\n"
                            "  bb = bf16[7,300] broadcast(b), dimensions={1}\n"
@@ -350,7 +365,7 @@ TEST_F(F32TilesTest, NarrowBroadcastStreamsMatchTheInterpretersGather) {
   ExpectSame(f.outputs[0], g.outputs[0], in[0], "bf16 bias", 0);
 }
 
-TEST_F(F32TilesTest, ProgramsOutsideItsReachKeepTheInterpreter) {
+TEST_P(F32TilesTest, ProgramsOutsideItsReachKeepTheInterpreter) {
   const std::string fp8 = "HloModule n\nENTRY e {\n  x = f8e4m3fn[64] parameter(0)\n  ROOT r = f8e4m3fn[64] tanh(x)\n}\n";
   const std::string select =
       "HloModule s\nENTRY e {\n  x = f32[64] parameter(0)\n  z = f32[] constant(0)\n"
