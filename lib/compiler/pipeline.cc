@@ -61,6 +61,9 @@ PassPipeline BuildPipeline(const CompileOptions& o) {
   if (o.auto_cast != AutoCast::kNone) p.Add(MakeAutocastPass(o.auto_cast, o.auto_cast_type, o.mixed_precision_accumulation));
   if (o.saturate_infinity) p.Add(MakeSaturateConvertsPass());
   p.Add(MakeDeadCodeEliminationPass());
+  // Calls are walls for fusion and buffer reuse (JAX wraps each relu and
+  // pad in one).
+  if (o.optlevel >= 2) p.Add(MakeCallInlinerPass());
   p.Add(MakeConstantFoldingPass());
   if (o.optlevel >= 2) {
     p.Add(MakeAlgebraicSimplifierPass());

@@ -82,6 +82,65 @@ ENTRY e {
   EXPECT_FALSE(RunPass(*pass, m));                   // nothing left to do
 }
 
+TEST(CallInlinerPassTest, InlinesNestedAndRepeatedCallsWithTheirOperands) {
+  auto m = ParseOrDie(R"(HloModule m
+relu {
+  a = f32[4] parameter(0)
+  z = f32[] constant(0)
+  zb = f32[4] broadcast(z), dimensions={}
+  ROOT m = f32[4] maximum(a, zb)
+}
+scaled_relu {
+  x = f32[4] parameter(0)
+  s = f32[4] parameter(1)
+  xs = f32[4] multiply(x, s)
+  ROOT r = f32[4] call(xs), to_apply=relu
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  c1 = f32[4] call(q, p), to_apply=scaled_relu
+  c2 = f32[4] call(p), to_apply=relu
+  ROOT sum = f32[4] add(c1, c2)
+})");
+  auto pass = MakeCallInlinerPass();
+  EXPECT_TRUE(RunPass(*pass, m));
+  EXPECT_EQ(CountInEntry(*m, Opcode::kCall), 0);
+  EXPECT_EQ(CountInEntry(*m, Opcode::kMaximum), 2);
+  // Parameters bound by number: x is the call's operand 0 (q), s is p.
+  const hlo::Instruction* mul = nullptr;
+  for (const hlo::Instruction* inst : m->entry()->instructions())
+    if (inst->opcode() == Opcode::kMultiply) mul = inst;
+  ASSERT_NE(mul, nullptr);
+  EXPECT_EQ(mul->operand(0)->name(), "q");
+  EXPECT_EQ(mul->operand(1)->name(), "p");
+  EXPECT_FALSE(RunPass(*pass, m));
+}
+
+TEST(CallInlinerPassTest, KeepsCallsWithEffectsOrOrdering) {
+  auto m = ParseOrDie(R"(HloModule m
+noisy {
+  a = f32[4] parameter(0)
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  r = f32[4] rng(lo, hi), distribution=rng_uniform
+  ROOT s = f32[4] add(a, r)
+}
+plain {
+  b = f32[4] parameter(0)
+  ROOT n = f32[4] negate(b)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  c1 = f32[4] call(p), to_apply=noisy
+  c2 = f32[4] call(p), to_apply=plain, control-predecessors={c1}
+  ROOT sum = f32[4] add(c1, c2)
+})");
+  auto pass = MakeCallInlinerPass();
+  EXPECT_FALSE(RunPass(*pass, m));
+  EXPECT_EQ(CountInEntry(*m, Opcode::kCall), 2);
+}
+
 TEST(ConstantFoldingPassTest, FoldsSmallArithmeticNotBigBroadcasts) {
   auto m = ParseOrDie(R"(HloModule m
 ENTRY e {

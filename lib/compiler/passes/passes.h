@@ -15,6 +15,7 @@ std::unique_ptr<Pass> MakeSendRecvLoweringPass();          // "send-recv-lowerin
 std::unique_ptr<Pass> MakeDynamicPadderPass();             // "dynamic-padder"
 std::unique_ptr<Pass> MakeScaledDotLoweringPass();         // "scaled-dot-lowering"
 std::unique_ptr<Pass> MakeDeadCodeEliminationPass();       // "dce"
+std::unique_ptr<Pass> MakeCallInlinerPass();               // "call-inliner"
 std::unique_ptr<Pass> MakeConstantFoldingPass();           // "constant-folding"
 std::unique_ptr<Pass> MakeAlgebraicSimplifierPass();       // "algebraic-simplifier"
 std::unique_ptr<Pass> MakeCsePass();                       // "cse"
