@@ -65,6 +65,18 @@ bool IsSimpleElementwise(Opcode op) {
 
 int64_t Count(const hlo::Shape& s) { return s.ElementCount().value_or(-1); }
 
+// The direction that compares b with a as `dir` compares a with b.
+hlo::ComparisonDirection Mirrored(hlo::ComparisonDirection dir) {
+  using D = hlo::ComparisonDirection;
+  switch (dir) {
+    case D::kGe: return D::kLe;
+    case D::kGt: return D::kLt;
+    case D::kLe: return D::kGe;
+    case D::kLt: return D::kGt;
+    default: return dir;
+  }
+}
+
 }  // namespace
 
 bool IsExprOpcode(Opcode op) { return IsSimpleElementwise(op); }
@@ -296,8 +308,23 @@ absl::StatusOr<ExprProgram> ExprProgram::Compile(const hlo::Computation& comp,
       p.nodes_[p.nodes_[2].b].kind == NodeKind::kInput &&
       p.inputs_.size() == 2 && p.inputs_[0].parameter != p.inputs_[1].parameter) {
     p.simple_binary_ = p.nodes_[2].op;
+    const ExprNode& cmp = p.nodes_[2];
+    if (cmp.op == Opcode::kCompare && !cmp.total_order) {
+      const bool swapped = p.inputs_[p.nodes_[cmp.a].input].parameter != 0;
+      p.simple_compare_ = swapped ? Mirrored(cmp.dir) : cmp.dir;
+    }
   }
   return p;
+}
+
+bool ExprProgram::WidenNarrowFloats() {
+  for (const ExprNode& nd : nodes_) {
+    if (nd.kind != NodeKind::kOp || nd.op != Opcode::kBitcastConvert) continue;
+    if (IsNarrowFloat(nd.type) || IsNarrowFloat(nodes_[nd.a].type)) return false;
+  }
+  for (ExprNode& nd : nodes_)
+    if (IsNarrowFloat(nd.type) && nd.dom == Domain::kF32) nd.type = ET::kF32;
+  return true;
 }
 
 absl::StatusOr<ExprProgram> ExprProgram::CompileInstruction(const hlo::Instruction& instr,

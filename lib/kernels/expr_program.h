@@ -101,6 +101,16 @@ class ExprProgram {
   // The single op when the program is `op(p0, p1)` on lanes (reducers):
   // lets callers use a fast path. kUnknown otherwise.
   hlo::Opcode simple_binary_op() const { return simple_binary_; }
+  // The direction when the program is `compare(p0, p1)` on lanes (a
+  // select-and-scatter's select), read as p0 against p1 whichever order
+  // the operands are written in; none for a total-order compare.
+  std::optional<hlo::ComparisonDirection> simple_compare() const { return simple_compare_; }
+  // Makes the program's bf16/f16/f8 arithmetic f32: no value is rounded to
+  // its narrow type inside, so a reducer's accumulators keep f32 precision
+  // and are rounded once, when the caller stores them. False (nothing
+  // changed) when a bitcast-convert reads or writes a narrow float's bits.
+  // Call before MakeScratch.
+  bool WidenNarrowFloats();
   // True when the program is one convert of its single, whole-array input
   // (through reshapes): callers may convert storage to storage directly.
   bool IsPlainConvert() const;
@@ -129,6 +139,7 @@ class ExprProgram {
   std::vector<ElementType> output_types_;
   std::vector<int64_t> lane_dims_;
   hlo::Opcode simple_binary_ = hlo::Opcode::kUnknown;
+  std::optional<hlo::ComparisonDirection> simple_compare_;
 };
 
 // True for opcodes ExprProgram can evaluate lane by lane.

@@ -23,6 +23,7 @@
 #include "lib/kernels/gather_scatter.h"
 #include "lib/kernels/plan.h"
 #include "lib/kernels/reduce_ops.h"
+#include "lib/kernels/window_ops.h"
 #include "lib/kernels/rng.h"
 #include "lib/kernels/sort_ops.h"
 #include "lib/kernels/batch_norm.h"

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/scalar_fn.h"
+#include "lib/kernels/simple_reducer.h"
 #include "lib/kernels/thread_pool.h"
 
 namespace neuron::kernels {
@@ -15,37 +16,6 @@ namespace {
 
 using hlo::Opcode;
 using ET = hlo::ElementType;
-
-template <typename T>
-inline T Combine(Opcode op, T a, T b) {
-  switch (op) {
-    case Opcode::kAdd: return a + b;
-    case Opcode::kMultiply: return a * b;
-    case Opcode::kMaximum:
-      if constexpr (std::is_floating_point_v<T>) { if (a != a) return a; if (b != b) return b; }
-      return a > b ? a : b;
-    case Opcode::kMinimum:
-      if constexpr (std::is_floating_point_v<T>) { if (a != a) return a; if (b != b) return b; }
-      return a < b ? a : b;
-    case Opcode::kAnd:
-      if constexpr (std::is_integral_v<T>) return a & b; else return a;
-    case Opcode::kOr:
-      if constexpr (std::is_integral_v<T>) return a | b; else return a;
-    default: return a;
-  }
-}
-
-bool FastOpOk(Opcode op, ET type) {
-  if (type == ET::kU64) return false;  // unsigned compare in int64 would be wrong
-  if (hlo::IsComplex(type)) return false;  // the fast path holds one real
-  switch (op) {
-    case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
-      return true;
-    case Opcode::kAnd: case Opcode::kOr:
-      return DomainOf(type) == Domain::kI64;
-    default: return false;
-  }
-}
 
 class ReduceKernel : public ReduceLikeKernel {
  public:
@@ -75,7 +45,7 @@ class ReduceKernel : public ReduceLikeKernel {
     trailing_ = reduced_inner_ && red.front() == in.rank() - static_cast<int64_t>(red.size());
     for (int64_t d : red) reduced_count_ *= in.dims[d];
     if (!trailing_) roff_ = offsets(red);
-    absl::StatusOr<ScalarFn> fn = ScalarFn::Compile(*instr.to_apply());
+    absl::StatusOr<ScalarFn> fn = ScalarFn::CompileReducer(*instr.to_apply());
     if (!fn.ok()) return fn.status();
     fn_ = std::make_unique<ScalarFn>(std::move(*fn));
     for (int i = 0; i < n_ops_; ++i) types_.push_back(instr.operand(i)->shape().type);
@@ -216,178 +186,13 @@ class ReduceKernel : public ReduceLikeKernel {
   std::vector<std::vector<uint64_t>> acc_, val_;
 };
 
-// Window geometry shared by reduce-window and select-and-scatter: for an
-// output position and a window offset, the input position or -1 (padding or
-// a dilation hole).
-struct WindowGeom {
-  std::vector<int64_t> in_dims, out_dims, in_strides;
-  std::vector<hlo::WindowDim> win;
-  int64_t window_count = 1;
-
-  void Init(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
-            const std::vector<hlo::WindowDim>& w) {
-    in_dims = in;
-    out_dims = out;
-    in_strides = RowMajorStrides(in);
-    win = w;
-    win.resize(in.size());
-    window_count = 1;
-    for (auto& d : win) window_count *= d.size;
-  }
-  // Fills idx_out (output multi-index) from a linear output index.
-  int64_t InputIndex(const std::vector<int64_t>& opos, int64_t k) const {
-    int64_t r = static_cast<int64_t>(in_dims.size());
-    int64_t off = 0;
-    int64_t rem = k;
-    std::vector<int64_t> kpos(r);
-    for (int64_t d = r - 1; d >= 0; --d) { kpos[d] = rem % win[d].size; rem /= win[d].size; }
-    for (int64_t d = 0; d < r; ++d) {
-      const hlo::WindowDim& w = win[d];
-      int64_t p = opos[d] * w.stride - w.pad_low + kpos[d] * w.window_dilation;
-      if (p < 0 || p % w.base_dilation != 0) return -1;
-      p /= w.base_dilation;
-      if (p >= in_dims[d]) return -1;
-      off += p * in_strides[d];
-    }
-    return off;
-  }
-};
-
-void Unflatten(int64_t i, const std::vector<int64_t>& dims, std::vector<int64_t>& idx) {
-  idx.resize(dims.size());
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
-    idx[d] = dims[d] ? i % dims[d] : 0;
-    i = dims[d] ? i / dims[d] : 0;
-  }
-}
-
-class ReduceWindowKernel : public ReduceLikeKernel {
- public:
-  absl::Status Init(const hlo::Instruction& instr) {
-    n_ops_ = static_cast<int>(instr.operand_count() / 2);
-    const hlo::Shape& out0 = instr.shape().IsTuple() ? instr.shape().tuple[0] : instr.shape();
-    geom_.Init(instr.operand(0)->shape().dims, out0.dims, instr.attrs().window);
-    absl::StatusOr<ScalarFn> fn = ScalarFn::Compile(*instr.to_apply());
-    if (!fn.ok()) return fn.status();
-    fn_ = std::make_unique<ScalarFn>(std::move(*fn));
-    for (int i = 0; i < n_ops_; ++i) types_.push_back(instr.operand(i)->shape().type);
-    fast_op_ = n_ops_ == 1 ? fn_->simple_binary_op() : Opcode::kUnknown;
-    if (fast_op_ != Opcode::kUnknown && !FastOpOk(fast_op_, types_[0])) fast_op_ = Opcode::kUnknown;
-    return absl::OkStatus();
-  }
-
-  void Run(const std::vector<const Buf*>& ins, const std::vector<Buf*>& outs, int threads) override {
-    const int64_t O = outs[0]->count;
-    std::vector<int64_t> opos;
-    std::vector<int64_t> offs(geom_.window_count);
-    std::vector<uint64_t> acc(n_ops_), params(2 * n_ops_), res(n_ops_);
-    for (int64_t o = 0; o < O; ++o) {
-      Unflatten(o, geom_.out_dims, opos);
-      for (int64_t k = 0; k < geom_.window_count; ++k) offs[k] = geom_.InputIndex(opos, k);
-      if (fast_op_ != Opcode::kUnknown) {
-        const Buf& in = *ins[0];
-        if (DomainOf(in.type) == Domain::kI64) {
-          int64_t a = LoadInt(ins[1]->type, ins[1]->data, 0);
-          for (int64_t off : offs) if (off >= 0) a = Combine<int64_t>(fast_op_, a, LoadInt(in.type, in.data, off));
-          StoreInt(outs[0]->type, outs[0]->data, o, a);
-        } else {
-          double a = LoadDouble(ins[1]->type, ins[1]->data, 0);
-          for (int64_t off : offs) if (off >= 0) a = Combine<double>(fast_op_, a, LoadDouble(in.type, in.data, off));
-          StoreDouble(outs[0]->type, outs[0]->data, o, a);
-        }
-        continue;
-      }
-      for (int i = 0; i < n_ops_; ++i) acc[i] = LoadSlot(types_[i], ins[n_ops_ + i]->data, 0);
-      for (int64_t off : offs) {
-        if (off < 0) continue;
-        for (int i = 0; i < n_ops_; ++i) {
-          params[i] = acc[i];
-          params[n_ops_ + i] = LoadSlot(types_[i], ins[i]->data, off);
-        }
-        fn_->EvalScalar(params.data(), res.data());
-        acc = res;
-      }
-      for (int i = 0; i < n_ops_; ++i) StoreSlot(outs[i]->type, outs[i]->data, o, acc[i]);
-    }
-  }
-
- private:
-  int n_ops_ = 1;
-  WindowGeom geom_;
-  std::unique_ptr<ScalarFn> fn_;
-  std::vector<ET> types_;
-  Opcode fast_op_ = Opcode::kUnknown;
-};
-
-class SelectAndScatterKernel : public ReduceLikeKernel {
- public:
-  absl::Status Init(const hlo::Instruction& instr) {
-    if (instr.called_computations().size() != 2)
-      return absl::InvalidArgumentError("select-and-scatter needs select and scatter");
-    geom_.Init(instr.operand(0)->shape().dims, instr.operand(1)->shape().dims, instr.attrs().window);
-    absl::StatusOr<ScalarFn> sel = ScalarFn::Compile(*instr.called_computations()[0]);
-    if (!sel.ok()) return sel.status();
-    absl::StatusOr<ScalarFn> sc = ScalarFn::Compile(*instr.called_computations()[1]);
-    if (!sc.ok()) return sc.status();
-    select_ = std::make_unique<ScalarFn>(std::move(*sel));
-    scatter_ = std::make_unique<ScalarFn>(std::move(*sc));
-    return absl::OkStatus();
-  }
-
-  void Run(const std::vector<const Buf*>& ins, const std::vector<Buf*>& outs, int threads) override {
-    const Buf& operand = *ins[0];
-    const Buf& source = *ins[1];
-    const Buf& init = *ins[2];
-    Buf& out = *outs[0];
-    uint64_t init_slot = LoadSlot(init.type, init.data, 0);
-    for (int64_t i = 0; i < out.count; ++i) StoreSlot(out.type, out.data, i, init_slot);
-    std::vector<int64_t> opos;
-    uint64_t params[2], res[2];
-    for (int64_t s = 0; s < source.count; ++s) {
-      Unflatten(s, geom_.out_dims, opos);
-      int64_t best = -1;
-      uint64_t best_v = 0;
-      for (int64_t k = 0; k < geom_.window_count; ++k) {
-        int64_t off = geom_.InputIndex(opos, k);
-        if (off < 0) continue;
-        uint64_t v = LoadSlot(operand.type, operand.data, off);
-        if (best < 0) { best = off; best_v = v; continue; }
-        params[0] = best_v;
-        params[1] = v;
-        select_->EvalScalar(params, res);
-        if (!res[0]) { best = off; best_v = v; }
-      }
-      if (best < 0) continue;
-      params[0] = LoadSlot(out.type, out.data, best);
-      params[1] = LoadSlot(source.type, source.data, s);
-      scatter_->EvalScalar(params, res);
-      StoreSlot(out.type, out.data, best, res[0]);
-    }
-  }
-
- private:
-  WindowGeom geom_;
-  std::unique_ptr<ScalarFn> select_, scatter_;
-};
-
-template <typename K>
-absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> Make(const hlo::Instruction& instr) {
-  auto k = std::make_unique<K>();
-  absl::Status s = k->Init(instr);
-  if (!s.ok()) return s;
-  return std::unique_ptr<ReduceLikeKernel>(std::move(k));
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanReduce(const hlo::Instruction& instr) {
-  return Make<ReduceKernel>(instr);
-}
-absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanReduceWindow(const hlo::Instruction& instr) {
-  return Make<ReduceWindowKernel>(instr);
-}
-absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanSelectAndScatter(const hlo::Instruction& instr) {
-  return Make<SelectAndScatterKernel>(instr);
+  auto k = std::make_unique<ReduceKernel>();
+  absl::Status s = k->Init(instr);
+  if (!s.ok()) return s;
+  return std::unique_ptr<ReduceLikeKernel>(std::move(k));
 }
 
 }  // namespace neuron::kernels

@@ -1,7 +1,8 @@
-// Reductions: reduce (variadic, any reducer), reduce-window and
-// select-and-scatter. Simple reducers (add/multiply/maximum/minimum/and/or
-// of the two parameters) take a typed fast path that accumulates floats in
-// double; others run the reducer computation on lanes of outputs.
+// Reduce (variadic, any reducer), and the kernel interface it shares with
+// the windowed reductions (window_ops.h). Simple reducers (add/multiply/
+// maximum/minimum/and/or of the two parameters) take a typed fast path
+// that accumulates floats in double; others run the reducer computation on
+// lanes of outputs, bf16/f16 accumulators held in f32.
 #ifndef NEURON_LIB_KERNELS_REDUCE_OPS_H_
 #define NEURON_LIB_KERNELS_REDUCE_OPS_H_
 
@@ -24,8 +25,6 @@ class ReduceLikeKernel {
 };
 
 absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanReduce(const hlo::Instruction& instr);
-absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanReduceWindow(const hlo::Instruction& instr);
-absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanSelectAndScatter(const hlo::Instruction& instr);
 
 }  // namespace neuron::kernels
 

@@ -5,8 +5,18 @@
 namespace neuron::kernels {
 
 absl::StatusOr<ScalarFn> ScalarFn::Compile(const hlo::Computation& comp) {
+  return Build(comp, /*widen_narrow_floats=*/false);
+}
+
+absl::StatusOr<ScalarFn> ScalarFn::CompileReducer(const hlo::Computation& comp) {
+  return Build(comp, /*widen_narrow_floats=*/true);
+}
+
+absl::StatusOr<ScalarFn> ScalarFn::Build(const hlo::Computation& comp, bool widen_narrow_floats) {
   absl::StatusOr<ExprProgram> p = ExprProgram::Compile(comp, /*lanes_mode=*/true);
   if (!p.ok()) return p.status();
+  // A program that cannot be widened keeps its per-step rounding.
+  if (widen_narrow_floats) p->WidenNarrowFloats();
   for (const hlo::Instruction* prm : comp.parameters())
     if (prm && prm->shape().type == hlo::ElementType::kC128)
       return absl::UnimplementedError("c128 values in a reducer or comparator");

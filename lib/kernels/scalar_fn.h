@@ -5,6 +5,7 @@
 #define NEURON_LIB_KERNELS_SCALAR_FN_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,10 +16,15 @@ namespace neuron::kernels {
 class ScalarFn {
  public:
   static absl::StatusOr<ScalarFn> Compile(const hlo::Computation& comp);
+  // A reducer, its bf16/f16/f8 arithmetic done in f32 (like the typed
+  // reductions, which accumulate in double): the caller holds accumulators
+  // in f32 lanes and rounds them to their type once, when it stores them.
+  static absl::StatusOr<ScalarFn> CompileReducer(const hlo::Computation& comp);
 
   int parameter_count() const { return param_count_; }
   const std::vector<ElementType>& output_types() const { return program_->output_types(); }
   hlo::Opcode simple_binary_op() const { return program_->simple_binary_op(); }
+  std::optional<hlo::ComparisonDirection> simple_compare() const { return program_->simple_compare(); }
   const ExprProgram& program() const { return *program_; }
 
   // params[p] points at n lanes of parameter p (in its domain); out[j]
@@ -28,6 +34,7 @@ class ScalarFn {
   void EvalScalar(const uint64_t* params, uint64_t* out);
 
  private:
+  static absl::StatusOr<ScalarFn> Build(const hlo::Computation& comp, bool widen_narrow_floats);
   std::unique_ptr<ExprProgram> program_;
   int param_count_ = 0;
   std::vector<const void*> in_tiles_;

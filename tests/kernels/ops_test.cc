@@ -1,4 +1,5 @@
 // Per-operator tests with small hand-computed expectations.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -506,6 +507,51 @@ ENTRY e {
   EXPECT_THAT(o[1], ElementsAre(9, 18));
   EXPECT_THAT(o[2], ElementsAre(5, 9));
   EXPECT_THAT(o[3], ElementsAre(1, 2));
+}
+
+// A bf16 (sum, sum) variadic reduce of 6144 values per output: its
+// accumulators must keep f32 precision while reducing (as the plain
+// reduce's do), rounding to bf16 once.
+TEST(OpsTest, Bf16VariadicReduceAccumulatesInF32) {
+  const int64_t rows = 16, n = 6144;
+  std::vector<double> a(rows * n), b(rows * n);
+  for (int64_t i = 0; i < rows * n; ++i) {
+    a[i] = 0.5 + 0.5 * std::sin(0.001 * static_cast<double>(i * i % 100003));
+    b[i] = 1.0 + std::cos(0.7 * static_cast<double>(i));
+  }
+  const Tensor ta = MakeTensor(ET::kBF16, {rows, n}, a), tb = MakeTensor(ET::kBF16, {rows, n}, b);
+  const std::vector<double> va = Values(ta), vb = Values(tb);
+  auto r = RunText(R"(HloModule m
+r {
+  a0 = bf16[] parameter(0)
+  b0 = bf16[] parameter(1)
+  a1 = bf16[] parameter(2)
+  b1 = bf16[] parameter(3)
+  s = bf16[] add(a0, a1)
+  t = bf16[] add(b0, b1)
+  ROOT u = (bf16[], bf16[]) tuple(s, t)
+}
+ENTRY e {
+  a = bf16[16,6144] parameter(0)
+  b = bf16[16,6144] parameter(1)
+  z = bf16[] constant(0)
+  ROOT y = (bf16[16], bf16[16]) reduce(a, b, z, z), dimensions={1}, to_apply=r
+})", {ta, tb});
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<double> errors;
+  for (int k = 0; k < 2; ++k) {
+    const std::vector<double>& v = k == 0 ? va : vb;
+    const std::vector<double> got = Values((*r)[k]);
+    for (int64_t row = 0; row < rows; ++row) {
+      double exact = 0;
+      for (int64_t i = 0; i < n; ++i) exact += v[row * n + i];
+      errors.push_back(std::fabs(got[row] - exact) / exact);
+    }
+  }
+  std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
+  const double median = errors[errors.size() / 2];
+  RecordProperty("median_relative_error", absl::StrCat(median));
+  EXPECT_LT(median, 0.005);
 }
 
 TEST(OpsTest, ReduceWindowMaxPoolAndSelectAndScatter) {
