@@ -442,7 +442,7 @@ std::optional<F32Op> F32OpOf(Opcode op) {
   }
 }
 
-bool IsF32Binary(F32Op op) { return op <= F32Op::kMinimum; }
+bool IsF32Binary(F32Op op) { return op <= kLastBinaryF32Op; }
 
 // A broadcast whose source dims are one contiguous run of the output's
 // dims, in order (a bias along the last dims, a per-channel scale, ...):
@@ -513,14 +513,19 @@ std::optional<F32Plan> ExprProgram::LowerToF32() const {
   // Copies, converts that cannot change the value (to the same type, or
   // widening to f32) are the value they copy.
   std::vector<int> root(count);
+  // Predicates made inside the program (compares, their and/or/not, pred
+  // constants) are lane masks; pred inputs and outputs are not taken.
   for (int id = 0; id < count; ++id) {
     const ExprNode& nd = nodes_[id];
-    if (!TileStorageOf(nd.type)) return std::nullopt;
+    const bool mask = nd.type == ET::kPred && nd.kind != NodeKind::kInput;
+    if (!TileStorageOf(nd.type) && !mask) return std::nullopt;
     const bool convert = nd.kind == NodeKind::kOp &&
                          (nd.op == Opcode::kConvert || nd.op == Opcode::kStochasticConvert);
+    const bool from_mask = convert && nodes_[nd.a].type == ET::kPred;
+    if (convert && mask && !from_mask) return std::nullopt;  // a value to pred
     const bool same = nd.kind == NodeKind::kAlias ||
                       (nd.kind == NodeKind::kOp && nd.op == Opcode::kCopy) ||
-                      (convert && (nodes_[nd.a].type == nd.type || nd.type == ET::kF32));
+                      (convert && (nodes_[nd.a].type == nd.type || (nd.type == ET::kF32 && !from_mask)));
     root[id] = same ? root[nd.a] : id;
   }
 
@@ -535,6 +540,26 @@ std::optional<F32Plan> ExprProgram::LowerToF32() const {
     plan.steps.push_back(F32Step{op});
     step_args.push_back({a, b});
     return static_cast<int>(plan.steps.size()) - 1;
+  };
+  // A scalar no node stands for (a mask's all-ones, 1.0 for a converted
+  // mask): a leaf past the nodes'.
+  auto add_scalar = [&](float v) {
+    leaf.push_back({F32Operand::kScalar, static_cast<int32_t>(plan.scalars.size())});
+    plan.scalars.push_back(v);
+    plan.scalar_inputs.push_back(-1);
+    return -static_cast<int>(leaf.size());
+  };
+  const float all_ones = std::bit_cast<float>(~uint32_t{0});
+  auto compare_op = [](hlo::ComparisonDirection dir) {
+    switch (dir) {
+      case hlo::ComparisonDirection::kEq: return F32Op::kCompareEq;
+      case hlo::ComparisonDirection::kNe: return F32Op::kCompareNe;
+      case hlo::ComparisonDirection::kLt: return F32Op::kCompareLt;
+      case hlo::ComparisonDirection::kLe: return F32Op::kCompareLe;
+      case hlo::ComparisonDirection::kGt: return F32Op::kCompareGt;
+      case hlo::ComparisonDirection::kGe: break;
+    }
+    return F32Op::kCompareGe;
   };
   for (int id = 0; id < count; ++id) {
     const ExprNode& nd = nodes_[id];
@@ -571,6 +596,7 @@ std::optional<F32Plan> ExprProgram::LowerToF32() const {
       }
       case NodeKind::kConst: {
         float v = static_cast<float>(nd.cf);
+        if (nd.type == ET::kPred) v = (nd.dom == Domain::kI64 ? nd.ci != 0 : nd.cf != 0) ? all_ones : 0.0f;
         if (IsNarrowFloat(nd.type)) QuantizeF32(nd.type, &v, 1);
         leaf[id] = {F32Operand::kScalar, static_cast<int32_t>(plan.scalars.size())};
         plan.scalars.push_back(v);
@@ -583,6 +609,41 @@ std::optional<F32Plan> ExprProgram::LowerToF32() const {
         return std::nullopt;  // aliases were resolved above
       case NodeKind::kOp:
         break;
+    }
+    const bool mask = nd.type == ET::kPred;
+    if (nd.op == Opcode::kConvert && nodes_[nd.a].type == ET::kPred) {
+      // A mask to 1 or 0 (exact in every float type).
+      value_of[id] = add_step(F32Op::kAndBits, value_of[nd.a], add_scalar(1.0f));
+      continue;
+    }
+    if (nd.op == Opcode::kCompare) {
+      if (nd.total_order || !TileStorageOf(nodes_[nd.a].type)) return std::nullopt;
+      value_of[id] = add_step(compare_op(nd.dir), value_of[nd.a], value_of[nd.b]);
+      continue;
+    }
+    if (mask && (nd.op == Opcode::kAnd || nd.op == Opcode::kOr || nd.op == Opcode::kXor)) {
+      const F32Op op = nd.op == Opcode::kAnd ? F32Op::kAndBits : nd.op == Opcode::kOr ? F32Op::kOrBits : F32Op::kXorBits;
+      value_of[id] = add_step(op, value_of[nd.a], value_of[nd.b]);
+      continue;
+    }
+    if (mask && nd.op == Opcode::kNot) {
+      value_of[id] = add_step(F32Op::kXorBits, value_of[nd.a], add_scalar(all_ones));
+      continue;
+    }
+    if (mask) return std::nullopt;
+    if (nd.op == Opcode::kSelect) {
+      // (p & on_true) | (~p & on_false): one of the two values, bit for bit.
+      if (nodes_[nd.a].type != ET::kPred) return std::nullopt;
+      const int t = add_step(F32Op::kAndBits, value_of[nd.a], value_of[nd.b]);
+      const int f = add_step(F32Op::kAndNotBits, value_of[nd.a], value_of[nd.c]);
+      value_of[id] = add_step(F32Op::kOrBits, t, f);
+      continue;
+    }
+    if (nd.op == Opcode::kClamp) {
+      // clamp(lo, x, hi) = min(max(x, lo), hi), as the interpreter has it.
+      const int v = add_step(F32Op::kMaximum, value_of[nd.b], value_of[nd.a]);
+      value_of[id] = add_step(F32Op::kMinimum, v, value_of[nd.c]);
+      continue;
     }
     if (nd.op == Opcode::kConvert) {
       // Narrowing (f32 -> bf16, f16 <-> bf16): one rounding step. With

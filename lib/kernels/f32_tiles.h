@@ -23,11 +23,19 @@ namespace neuron::kernels {
 inline constexpr int64_t kF32TileLanes = 256;
 
 enum class F32Op : uint8_t {
-  kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum,  // binary
+  // Binary ops first (through kLastBinaryF32Op).
+  kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum,
+  // Comparisons give a lane mask (all bits set where true, as the vector
+  // compares do; IEEE: only "not equal" holds with a NaN), and the bitwise
+  // ops combine masks and select with them (kAndNotBits: ~a & b).
+  kCompareEq, kCompareNe, kCompareLt, kCompareLe, kCompareGt, kCompareGe,
+  kAndBits, kAndNotBits, kOrBits, kXorBits,
+  // Unary.
   kNegate, kAbs, kSqrt, kRsqrt, kExp, kTanh, kLogistic, kLog,
   kFloor, kCeil, kRoundNearestEven,
   kRoundBF16, kRoundF16,  // to the nearest bf16/f16 value, ties to even
 };
+inline constexpr F32Op kLastBinaryF32Op = F32Op::kXorBits;
 
 // How an input stream or an output is stored; the steps see f32 lanes.
 enum class TileStorage : uint8_t { kF32, kBF16, kF16 };

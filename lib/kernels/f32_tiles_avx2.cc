@@ -84,6 +84,16 @@ inline void Apply(F32Op op, const Block& a, const Block& b, Block& acc) {
     case F32Op::kDivide: NEURON_EACH(_mm256_div_ps(x, y));
     case F32Op::kMaximum: NEURON_EACH(Max(x, y));
     case F32Op::kMinimum: NEURON_EACH(Min(x, y));
+    case F32Op::kCompareEq: NEURON_EACH(_mm256_cmp_ps(x, y, _CMP_EQ_OQ));
+    case F32Op::kCompareNe: NEURON_EACH(_mm256_cmp_ps(x, y, _CMP_NEQ_UQ));
+    case F32Op::kCompareLt: NEURON_EACH(_mm256_cmp_ps(x, y, _CMP_LT_OQ));
+    case F32Op::kCompareLe: NEURON_EACH(_mm256_cmp_ps(x, y, _CMP_LE_OQ));
+    case F32Op::kCompareGt: NEURON_EACH(_mm256_cmp_ps(x, y, _CMP_GT_OQ));
+    case F32Op::kCompareGe: NEURON_EACH(_mm256_cmp_ps(x, y, _CMP_GE_OQ));
+    case F32Op::kAndBits: NEURON_EACH(_mm256_and_ps(x, y));
+    case F32Op::kAndNotBits: NEURON_EACH(_mm256_andnot_ps(x, y));
+    case F32Op::kOrBits: NEURON_EACH(_mm256_or_ps(x, y));
+    case F32Op::kXorBits: NEURON_EACH(_mm256_xor_ps(x, y));
     case F32Op::kNegate: NEURON_EACH(_mm256_xor_ps(x, Set(-0.0f)));
     case F32Op::kAbs: NEURON_EACH(_mm256_andnot_ps(Set(-0.0f), x));
     case F32Op::kSqrt: NEURON_EACH(_mm256_sqrt_ps(x));

@@ -129,6 +129,9 @@ inline __m512i Bf16Bits(V x) {
 inline V Max(V a, V b) { return _mm512_mask_blend_ps(IsNan(a), _mm512_max_ps(a, b), a); }
 inline V Min(V a, V b) { return _mm512_mask_blend_ps(IsNan(a), _mm512_min_ps(a, b), a); }
 
+// A compare's lane mask as all-ones or all-zero lanes.
+inline V MaskOf(__mmask16 m) { return _mm512_castsi512_ps(_mm512_movm_epi32(m)); }
+
 // Vectors per block: a step's operands and result for one block stay in
 // registers.
 constexpr int kBlock = 8;
@@ -154,6 +157,16 @@ inline void Apply(F32Op op, const Block& a, const Block& b, Block& acc) {
     case F32Op::kDivide: NEURON_EACH(_mm512_div_ps(x, y));
     case F32Op::kMaximum: NEURON_EACH(Max(x, y));
     case F32Op::kMinimum: NEURON_EACH(Min(x, y));
+    case F32Op::kCompareEq: NEURON_EACH(MaskOf(_mm512_cmp_ps_mask(x, y, _CMP_EQ_OQ)));
+    case F32Op::kCompareNe: NEURON_EACH(MaskOf(_mm512_cmp_ps_mask(x, y, _CMP_NEQ_UQ)));
+    case F32Op::kCompareLt: NEURON_EACH(MaskOf(_mm512_cmp_ps_mask(x, y, _CMP_LT_OQ)));
+    case F32Op::kCompareLe: NEURON_EACH(MaskOf(_mm512_cmp_ps_mask(x, y, _CMP_LE_OQ)));
+    case F32Op::kCompareGt: NEURON_EACH(MaskOf(_mm512_cmp_ps_mask(x, y, _CMP_GT_OQ)));
+    case F32Op::kCompareGe: NEURON_EACH(MaskOf(_mm512_cmp_ps_mask(x, y, _CMP_GE_OQ)));
+    case F32Op::kAndBits: NEURON_EACH(_mm512_and_ps(x, y));
+    case F32Op::kAndNotBits: NEURON_EACH(_mm512_andnot_ps(x, y));
+    case F32Op::kOrBits: NEURON_EACH(_mm512_or_ps(x, y));
+    case F32Op::kXorBits: NEURON_EACH(_mm512_xor_ps(x, y));
     case F32Op::kNegate:
       NEURON_EACH(_mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN))));
     case F32Op::kAbs: NEURON_EACH(_mm512_abs_ps(x));

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "lib/hlo/load.h"
@@ -365,13 +366,77 @@ TEST_P(F32TilesTest, NarrowBroadcastStreamsMatchTheInterpretersGather) {
   ExpectSame(f.outputs[0], g.outputs[0], in[0], "bf16 bias", 0);
 }
 
+// Predicates made in the program run as lane masks: compares in every
+// direction (NaN lanes included), and/or/xor/not, select, clamp and a
+// mask converted to a number, in f32 and bf16, bit for bit.
+TEST_P(F32TilesTest, MasksSelectAndClampMatchTheInterpreterBitForBit) {
+  const std::string relu6_grad = R"(HloModule g
+ENTRY e {
+  g = T[N] parameter(0)
+  x = T[N] parameter(1)
+  z = T[] constant(0)
+  six = T[] constant(6)
+  zb = T[N] broadcast(z), dimensions={}
+  sb = T[N] broadcast(six), dimensions={}
+  above = pred[N] compare(x, zb), direction=GT
+  below = pred[N] compare(x, sb), direction=LT
+  inside = pred[N] and(above, below)
+  ROOT r = T[N] select(inside, g, zb)
+})";
+  const std::string relu6 = R"(HloModule c
+ENTRY e {
+  x = T[N] parameter(0)
+  y = T[N] parameter(1)
+  z = T[] constant(0)
+  six = T[] constant(6)
+  zb = T[N] broadcast(z), dimensions={}
+  sb = T[N] broadcast(six), dimensions={}
+  c = T[N] clamp(zb, x, sb)
+  ROOT r = T[N] add(c, y)
+})";
+  for (const char* type : {"f32", "bf16"}) {
+    std::vector<std::string> texts = {relu6_grad, relu6};
+    for (const char* dir : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
+      texts.push_back(absl::StrCat(R"(HloModule d
+ENTRY e {
+  x = T[N] parameter(0)
+  y = T[N] parameter(1)
+  p = pred[N] compare(x, y), direction=)", dir, R"(
+  q = pred[N] compare(y, x), direction=LT
+  t = pred[] constant(true)
+  tb = pred[N] broadcast(t), dimensions={}
+  np = pred[N] not(p)
+  o = pred[N] or(np, q)
+  k = pred[N] xor(o, tb)
+  ROOT r = T[N] convert(k)
+})"));
+    }
+    for (const std::string& body : texts) {
+      const std::string typed = absl::StrReplaceAll(body, {{"T[", std::string(type) + "["}});
+      for (int64_t n : kLengths) {
+        const std::string text = WithLength(typed, n);
+        std::vector<std::vector<float>> in = {Awkward(n, 5), Awkward(n, 6)};
+        bool fast = false;
+        Result f = RunProgram(text, in, true, n, &fast);
+        ASSERT_TRUE(fast) << text;
+        Result g = RunProgram(text, in, false, n);
+        ExpectSame(f.outputs[0], g.outputs[0], in[0], text + " n=" + std::to_string(n), 0);
+      }
+    }
+  }
+}
+
 TEST_P(F32TilesTest, ProgramsOutsideItsReachKeepTheInterpreter) {
   const std::string fp8 = "HloModule n\nENTRY e {\n  x = f8e4m3fn[64] parameter(0)\n  ROOT r = f8e4m3fn[64] tanh(x)\n}\n";
-  const std::string select =
-      "HloModule s\nENTRY e {\n  x = f32[64] parameter(0)\n  z = f32[] constant(0)\n"
-      "  zb = f32[64] broadcast(z), dimensions={}\n  p = pred[64] compare(x, zb), direction=GT\n"
+  // A predicate read from memory, and a total-order compare.
+  const std::string pred_input =
+      "HloModule s\nENTRY e {\n  x = f32[64] parameter(0)\n  p = pred[64] parameter(1)\n"
+      "  z = f32[] constant(0)\n  zb = f32[64] broadcast(z), dimensions={}\n"
       "  ROOT r = f32[64] select(p, x, zb)\n}\n";
-  for (const std::string& text : {fp8, select}) {
+  const std::string total_order =
+      "HloModule t\nENTRY e {\n  x = f32[64] parameter(0)\n  y = f32[64] parameter(1)\n"
+      "  p = pred[64] compare(x, y), direction=LT, type=TOTALORDER\n  ROOT r = f32[64] convert(p)\n}\n";
+  for (const std::string& text : {fp8, pred_input, total_order}) {
     auto module = hlo::LoadModule(text, "f32_tiles_test");
     ASSERT_TRUE(module.ok()) << module.status();
     auto program = ExprProgram::Compile(*(*module)->entry(), false);
