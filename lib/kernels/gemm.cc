@@ -114,7 +114,12 @@ void Dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a,
               static_cast<blasint>(ldc));
 }
 
-void SetGemmThreads(int threads) { g_threads = std::max(1, threads); }
+void SetGemmThreads(int threads) {
+  // Every execution sets it: stored only when it changes, so that cores
+  // running at once do not pass its cache line back and forth.
+  const int want = std::max(1, threads);
+  if (g_threads.load(std::memory_order_relaxed) != want) g_threads.store(want, std::memory_order_relaxed);
+}
 
 int GemmThreads() { return g_threads.load(std::memory_order_relaxed); }
 

@@ -238,7 +238,9 @@ std::vector<std::shared_ptr<Profiler>> Profiler::ForExecution(
     const config::RuntimeConfig& config) {
   std::vector<std::shared_ptr<Profiler>> out;
   bool session = false;
-  {
+  // Without sessions or attached profilers (nearly always) no lock: two
+  // cores executing at once took turns on it.
+  if (g_taps.load(std::memory_order_acquire) > 0) {
     std::lock_guard<std::mutex> lock(TapMutex());
     if (Session() != nullptr) {
       out.push_back(Session());

@@ -168,7 +168,9 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
 }
 
 // One core's model and device tensors.
-struct Replica {
+// On cache lines of its own: each core's thread writes its replica's
+// results and samples at every execution.
+struct alignas(64) Replica {
   std::unique_ptr<Model> model;
   std::vector<std::unique_ptr<TensorBuffer>> inputs, outputs;
   std::vector<const TensorBuffer*> in_ptrs;

@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -15,6 +16,9 @@ namespace {
 
 // Connected streams by core and by fd (a process has few).
 std::mutex g_mu;
+// How many are connected, readable without g_mu: every execution asks
+// for its core's stream, and nearly always there is none.
+std::atomic<int> g_connected{0};
 std::map<int, std::shared_ptr<DebugStream>>& ByCore() {
   static auto* m = new std::map<int, std::shared_ptr<DebugStream>>;
   return *m;
@@ -47,6 +51,7 @@ absl::StatusOr<int> DebugStream::Connect(int core, uint64_t capacity) {
   auto stream = std::make_shared<DebugStream>(core, capacity, fd);
   ByCore()[core] = stream;
   ByFd()[fd] = stream;
+  g_connected.fetch_add(1, std::memory_order_release);
   return fd;
 }
 
@@ -57,6 +62,7 @@ std::shared_ptr<DebugStream> DebugStream::Close(int fd) {
   std::shared_ptr<DebugStream> stream = it->second;
   ByFd().erase(it);
   ByCore().erase(stream->core_);
+  g_connected.fetch_sub(1, std::memory_order_release);
   return stream;  // the fd closes with the last reference (a push may hold one)
 }
 
@@ -75,6 +81,7 @@ absl::StatusOr<std::optional<DebugEvent>> DebugStream::Read(int fd) {
 }
 
 std::shared_ptr<DebugStream> DebugStream::Connected(int core) {
+  if (g_connected.load(std::memory_order_acquire) == 0) return nullptr;
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = ByCore().find(core);
   return it == ByCore().end() ? nullptr : it->second;

@@ -79,11 +79,10 @@ const char* VerbosityName(config::NumericalVerbosity v) {
 
 }  // namespace
 
-// GetRngSeed's value: a new one per execution, the same sequence in
-// every process (runs are reproducible).
-static uint64_t NextRngSeed() {
-  static std::atomic<uint64_t> executions{0};
-  uint64_t x = (executions.fetch_add(1, std::memory_order_relaxed) + 1) * 0x9E3779B97F4A7C15ull;
+// GetRngSeed's value: a new one per execution of a model, the same
+// sequence in every process (runs are reproducible).
+static uint64_t NextRngSeed(std::atomic<uint64_t>& draws) {
+  uint64_t x = (draws.fetch_add(1, std::memory_order_relaxed) + 1) * 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   return x ^ (x >> 31);
 }
@@ -131,7 +130,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   exec.threads = s.threads;
   exec.stochastic_rounding = cfg.stochastic_rounding_en;
   exec.sr_seed = cfg.stochastic_rounding_seed;
-  exec.rng_seed = NextRngSeed();
+  exec.rng_seed = NextRngSeed(s.rng_draws);
   exec.collectives = options.collectives;
   exec.replica_id = options.replica_id;
   exec.replica_count = options.replica_count;

@@ -3,6 +3,7 @@
 #ifndef NEURON_LIB_RUNTIME_MODEL_STATE_H_
 #define NEURON_LIB_RUNTIME_MODEL_STATE_H_
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,9 @@ struct ModelState {
   std::optional<DebugInfo> debug_info;   // unset: NEURON_RT_DISABLE_DEBUG_INFO
   int threads = 1;
   uint64_t executions = 0;           // salt for stochastic rounding
+  // Executions started, for their rng seeds: the model's own count, not a
+  // process-wide one that every core's executions would write.
+  std::atomic<uint64_t> rng_draws{0};
 };
 
 }  // namespace neuron::runtime
