@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/kernels/complex_conv.h"
 #include "lib/kernels/data_movement.h"
+#include "lib/kernels/depthwise_conv.h"
 #include "lib/kernels/dnnl_convolution.h"
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/gemm.h"
@@ -409,8 +410,55 @@ class ConvKernel : public DotKernel {
       out_shape_ = out;
       return absl::OkStatus();
     }
+    if (PlanPlanes(in, ker, out, d)) return absl::OkStatus();
     PlanCanonical(in, ker, out);
     return absl::OkStatus();
+  }
+
+  // Depthwise convolutions oneDNN's forward primitive cannot take (the
+  // lhs-dilated input gradients, and the batch-grouped weight gradients):
+  // plane by plane, where the operands lie (depthwise_conv.h).
+  bool PlanPlanes(const hlo::Shape& in, const hlo::Shape& ker, const hlo::Shape& out, const hlo::ConvDims& d) {
+    if (nsp_ != 2 || in.type != ET::kF32 || ker.type != ET::kF32 || out.type != ET::kF32 ||
+        o_ != fgc_ * bgc_)
+      return false;
+    const std::vector<int64_t> xs = RowMajorStrides(in.dims), ws = RowMajorStrides(ker.dims),
+                               ys = RowMajorStrides(out.dims);
+    PlaneConvShape s;
+    s.out_batch = on_;
+    s.out_features = o_;
+    s.w_o = ws[d.kernel_output_feature];
+    s.x_n = xs[d.input_batch];
+    if (fgc_ > 1 && fgc_ == c_ && ci_ == 1 && bgc_ == 1) {
+      // Output feature o reads input feature o.
+      s.x_o = xs[d.input_feature];
+    } else if (bgc_ > 1 && fgc_ == 1 && ci_ == c_) {
+      // Output feature o sums over every feature of image group o.
+      s.reduce = c_;
+      s.x_o = on_ * xs[d.input_batch];
+      s.x_r = xs[d.input_feature];
+      s.w_r = ws[d.kernel_input_feature];
+    } else {
+      return false;
+    }
+    s.y_n = ys[d.output_batch];
+    s.y_o = ys[d.output_feature];
+    s.in_h = in_sp_[0];
+    s.in_w = in_sp_[1];
+    s.k_h = k_sp_[0];
+    s.k_w = k_sp_[1];
+    s.out_h = out_sp_[0];
+    s.out_w = out_sp_[1];
+    s.x_row = xs[d.input_spatial[0]];
+    s.x_col = xs[d.input_spatial[1]];
+    s.w_row = ws[d.kernel_spatial[0]];
+    s.w_col = ws[d.kernel_spatial[1]];
+    s.y_row = ys[d.output_spatial[0]];
+    s.y_col = ys[d.output_spatial[1]];
+    s.win_h = win_[0];
+    s.win_w = win_[1];
+    planes_ = PlaneConvolution::Plan(s);
+    return planes_ != nullptr;
   }
 
   // The operands permuted to [N, C, S...] and [O, C/G, K...] and the
@@ -707,6 +755,11 @@ class ConvKernel : public DotKernel {
                      reinterpret_cast<float*>(out.data));
       return;
     }
+    if (planes_ != nullptr) {
+      planes_->Run(reinterpret_cast<const float*>(input.data), reinterpret_cast<const float*>(kernel.data),
+                   reinterpret_cast<float*>(out.data), GemmThreads());
+      return;
+    }
     if (direct_) {
       if (dnnl_->Run(input.data, kernel.data, out.data)) return;
       direct_ = false;
@@ -767,6 +820,7 @@ class ConvKernel : public DotKernel {
   LazyScratch partial_, product_;
   std::unique_ptr<DnnlConvolution> dnnl_;  // null: im2col or taps
   bool direct_ = false;                     // dnnl_ runs on the operands where they lie
+  std::unique_ptr<PlaneConvolution> planes_;  // depthwise gradients, plane by plane
   hlo::Shape in_shape_, ker_shape_, out_shape_;  // for PlanCanonical after a direct failure
   bool direct_out_ = false;                 // dnnl_ writes the output itself
   ET out_type_ = ET::kInvalid;

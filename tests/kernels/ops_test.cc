@@ -431,6 +431,61 @@ TEST(OpsTest, ConvolutionsMostlyInPaddingMatchTheDefinition) {
   for (const Conv2dCase& k : kConvCases) ExpectConvMatchesReference(k);
 }
 
+// The depthwise gradients of a MobileNet step, which run plane by plane:
+// the input gradient (lhs-dilated, reversed kernel, one feature per
+// group) and the weight gradient (batch groups, one output feature per
+// group), in NCHW and with more than one image per group.
+TEST(OpsTest, DepthwiseGradientConvolutionsMatchTheDefinition) {
+  const Conv2dCase cases[] = {
+      {.n = 2, .c = 6, .h = 5, .w = 4, .o = 6, .kh = 3, .kw = 3, .pad_h = 2, .pad_w = 2, .base_h = 2,
+       .base_w = 2, .reverse = true, .feature_groups = 6},
+      {.n = 3, .c = 5, .h = 6, .w = 7, .o = 5, .kh = 3, .kw = 2, .pad_h = 1, .pad_w = 0, .base_h = 1,
+       .base_w = 3, .reverse = false, .feature_groups = 5},
+      {.n = 6, .c = 4, .h = 7, .w = 7, .o = 6, .kh = 5, .kw = 5, .pad_h = 1, .pad_w = 1, .base_h = 1,
+       .base_w = 1, .reverse = false, .batch_groups = 6},
+      {.n = 12, .c = 3, .h = 9, .w = 8, .o = 6, .kh = 7, .kw = 6, .pad_h = 1, .pad_w = 2, .base_h = 1,
+       .base_w = 1, .reverse = false, .batch_groups = 6},
+      // A window wider than the output (dots along kernel rows), as the
+      // weight gradients of big activations have.
+      {.n = 6, .c = 2, .h = 9, .w = 30, .o = 6, .kh = 7, .kw = 28, .pad_h = 1, .pad_w = 1, .base_h = 1,
+       .base_w = 1, .reverse = false, .batch_groups = 6},
+  };
+  for (const Conv2dCase& k : cases) ExpectConvMatchesReference(k);
+  // The weight gradient of a stride-2 layer: its window (the output
+  // gradient) dilated by 2, read against every other input pixel.
+  auto ramp = [](int64_t n, double scale) {
+    std::vector<double> v(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(i % 29) * scale;
+    return v;
+  };
+  for (int64_t width : {24, 34, 40}) {
+    const int64_t gw = width / 2;
+    const std::vector<double> x = ramp(2 * 3 * 8 * width, 0.25), g = ramp(2 * 3 * 4 * gw, -0.5);
+    auto o = Eval(absl::StrCat(R"(HloModule m
+ENTRY e {
+  x = f32[2,3,8,)", width, R"(] parameter(0)
+  g = f32[2,3,4,)", gw, R"(] parameter(1)
+  ROOT w = f32[3,3,1,3] convolution(x, g), window={size=4x)", gw, R"( pad=1_0x1_0 rhs_dilate=2x2}, dim_labels=fb01_io01->01bf, batch_group_count=3
+})"), {MakeTensor(ET::kF32, {2, 3, 8, width}, x), MakeTensor(ET::kF32, {2, 3, 4, gw}, g)});
+    ASSERT_EQ(o.size(), 1u);
+    // dW[kh][kw][c] = sum over n, y, x of x[n][c][2y + kh - 1][2x + kw - 1] g[n][c][y][x].
+    for (int64_t kh = 0; kh < 3; ++kh)
+      for (int64_t kw = 0; kw < 3; ++kw)
+        for (int64_t c = 0; c < 3; ++c) {
+          double want = 0;
+          for (int64_t n = 0; n < 2; ++n)
+            for (int64_t y = 0; y < 4; ++y)
+              for (int64_t xx = 0; xx < gw; ++xx) {
+                const int64_t iy = 2 * y + kh - 1, ix = 2 * xx + kw - 1;
+                if (iy < 0 || iy >= 8 || ix < 0 || ix >= width) continue;
+                want += x[((n * 3 + c) * 8 + iy) * width + ix] * g[((n * 3 + c) * 4 + y) * gw + xx];
+              }
+          ASSERT_NEAR(o[0][(kh * 3 + kw) * 3 + c], want, 1e-3 * std::abs(want) + 1e-3)
+              << "width " << width << " tap " << kh << "," << kw << " channel " << c;
+        }
+  }
+}
+
 // oneDNN's convolution primitive itself, on the windows it takes (padding,
 // feature groups), against the definition.
 TEST(OpsTest, DnnlConvolutionMatchesTheDefinition) {
