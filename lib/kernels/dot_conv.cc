@@ -403,6 +403,7 @@ class ConvKernel : public DotKernel {
     fgc_ = attrs.feature_group_count;
     bgc_ = attrs.batch_group_count;
     if (PlanWholeWindow(in, ker, out, d)) return absl::OkStatus();
+    if (PlanPointwise(in, ker, out, d)) return absl::OkStatus();
     if (PlanDirect(in, ker, out, d)) {
       // Kept for PlanCanonical, should oneDNN ever fail at run time.
       in_shape_ = in;
@@ -558,6 +559,52 @@ class ConvKernel : public DotKernel {
     if (in_feature_stride_ != s_ || ker_in_stride_ != s_) partial_.resize(static_cast<size_t>(n_ * o_) * 4);
     if (!out_batch_first_) product_.resize(static_cast<size_t>(n_ * o_) * 4);
     return true;
+  }
+
+  // A 1x1 window, stride 1, no padding, over images whose pixels are
+  // contiguous per feature (NCHW, CNHW): each image's result is one
+  // product W[O, C] x X[C, S], read and written where the operands lie.
+  // oneDNN would reorder NCHW activations to its blocked layout and back
+  // (a MobileNet's 1x1 layers kept a gigabyte of such copies).
+  bool PlanPointwise(const hlo::Shape& in, const hlo::Shape& ker, const hlo::Shape& out, const hlo::ConvDims& d) {
+    if (in.type != ET::kF32 || ker.type != ET::kF32 || out.type != ET::kF32 || fgc_ != 1 || bgc_ != 1 ||
+        nsp_ == 0 || on_ != n_)
+      return false;
+    for (int64_t s = 0; s < nsp_; ++s) {
+      const hlo::WindowDim& w = win_[s];
+      if (k_sp_[s] != 1 || out_sp_[s] != in_sp_[s] || w.stride != 1 || w.pad_low != 0 || w.pad_high != 0 ||
+          w.window_dilation != 1 || w.base_dilation != 1)
+        return false;
+      // Pixels trailing and in order in the image and the result.
+      if (d.input_spatial[s] != 2 + s || d.output_spatial[s] != 2 + s) return false;
+    }
+    const std::vector<int64_t> xs = RowMajorStrides(in.dims), ws = RowMajorStrides(ker.dims),
+                               ys = RowMajorStrides(out.dims);
+    s_ = 1;
+    for (int64_t v : in_sp_) s_ *= v;
+    pw_x_batch_ = xs[d.input_batch];
+    pw_x_feature_ = xs[d.input_feature];
+    pw_y_batch_ = ys[d.output_batch];
+    pw_y_feature_ = ys[d.output_feature];
+    // W[o, c]: rows o when input features are contiguous, else transposed.
+    const int64_t w_o = ws[d.kernel_output_feature], w_c = ws[d.kernel_input_feature];
+    if (w_c == 1 || c_ == 1) {
+      pw_w_trans_ = false;
+      pw_w_ld_ = std::max<int64_t>(w_o, c_);
+    } else if (w_o == 1 || o_ == 1) {
+      pw_w_trans_ = true;
+      pw_w_ld_ = std::max<int64_t>(w_c, o_);
+    } else {
+      return false;
+    }
+    pointwise_ = true;
+    return true;
+  }
+
+  void RunPointwise(const float* x, const float* w, float* y) {
+    for (int64_t n = 0; n < n_; ++n)
+      Sgemm(pw_w_trans_, false, o_, s_, c_, w, pw_w_ld_, x + n * pw_x_batch_, pw_x_feature_,
+            y + n * pw_y_batch_, pw_y_feature_);
   }
 
   void RunWholeWindow(const float* x, const float* w, float* y) {
@@ -755,6 +802,11 @@ class ConvKernel : public DotKernel {
                      reinterpret_cast<float*>(out.data));
       return;
     }
+    if (pointwise_) {
+      RunPointwise(reinterpret_cast<const float*>(input.data), reinterpret_cast<const float*>(kernel.data),
+                   reinterpret_cast<float*>(out.data));
+      return;
+    }
     if (planes_ != nullptr) {
       planes_->Run(reinterpret_cast<const float*>(input.data), reinterpret_cast<const float*>(kernel.data),
                    reinterpret_cast<float*>(out.data), GemmThreads());
@@ -818,6 +870,9 @@ class ConvKernel : public DotKernel {
   bool whole_window_ = false, out_batch_first_ = true;
   int64_t s_ = 1, in_batch_stride_ = 0, in_feature_stride_ = 0, ker_out_stride_ = 0, ker_in_stride_ = 0;
   LazyScratch partial_, product_;
+  // A 1x1 window over contiguous pixels (PlanPointwise).
+  bool pointwise_ = false, pw_w_trans_ = false;
+  int64_t pw_x_batch_ = 0, pw_x_feature_ = 0, pw_y_batch_ = 0, pw_y_feature_ = 0, pw_w_ld_ = 0;
   std::unique_ptr<DnnlConvolution> dnnl_;  // null: im2col or taps
   bool direct_ = false;                     // dnnl_ runs on the operands where they lie
   std::unique_ptr<PlaneConvolution> planes_;  // depthwise gradients, plane by plane

@@ -140,6 +140,7 @@ const Labels kLayouts[] = {
     {"bf01", "oi01", "bf01"},  // PyTorch (NCHW, OIHW)
     {"b01f", "o01i", "b01f"},  // TensorFlow Lite's OHWI
     {"bf01", "01io", "b01f"},  // mixed: NCHW in, NHWC out
+    {"bf01", "01io", "bf01"},  // NCHW with HWIO kernels (1x1: a transposed product)
     {"f01b", "i01o", "01bf"},  // batch innermost (gradient convolutions)
 };
 
