@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "lib/kernels/bf16_skinny_product.h"
 #include "lib/kernels/complex_conv.h"
 #include "lib/kernels/data_movement.h"
 #include "lib/kernels/depthwise_conv.h"
@@ -260,11 +261,11 @@ class GeneralDot : public DotKernel {
     return absl::OkStatus();
   }
 
-  // A bf16 vector times a bf16 matrix with no low-precision matmul: Run
-  // reads the matrix as stored (Bf16Gemv).
+  // A few bf16 rows (one token, a short prompt) times a bf16 matrix with
+  // no low-precision matmul: Run reads the matrix as stored (Bf16Gemv).
   bool Bf16VectorTimesMatrix() const {
-    return !low_precision_ && !byte_floats_ && m_ == 1 && dom_ == Domain::kF32 && lhs_type_ == ET::kBF16 &&
-           rhs_type_ == ET::kBF16;
+    return !low_precision_ && !byte_floats_ && m_ <= kBf16SkinnyRows && !ta_ && dom_ == Domain::kF32 &&
+           lhs_type_ == ET::kBF16 && rhs_type_ == ET::kBF16;
   }
 
   void Run(const Buf& lhs, const Buf& rhs, Buf& out) override {
@@ -292,9 +293,9 @@ class GeneralDot : public DotKernel {
       if (!out_in_place_) StoreResult(dom_, result_.data(), out);
       return;
     }
-    // A bf16 vector times a bf16 matrix (an LLM's logits over its
-    // embedding): the matrix is read as stored, not widened whole to f32
-    // first (1.2 GB of scratch for gemma3's).
+    // A few bf16 rows times a bf16 matrix (an LLM's projections and
+    // logits): the matrix is read as stored, not widened whole to f32
+    // first (1.2 GB of scratch for gemma3's logits).
     if (Bf16VectorTimesMatrix()) {
       Bf16Gemv(reinterpret_cast<const uint16_t*>(lhs_.Permute(lhs)),
                reinterpret_cast<const uint16_t*>(rhs_.Permute(rhs)), out);
@@ -316,37 +317,24 @@ class GeneralDot : public DotKernel {
   // Where the product in the compute domain goes.
   void* Result(Buf& out) { return out_in_place_ ? static_cast<void*>(out.data) : result_.data(); }
 
-  // out[b, 0, n] = sum_k x[b, k] w[b, k, n] (w as [N, K] with tb_), in f32
-  // from the bf16 operands as stored, rows of w read once each.
+  // out[b, m, n] = sum_k x[b, m, k] w[b, k, n] (w as [N, K] with tb_) for a
+  // few rows m, in f32 from the bf16 operands as stored, w read once.
   void Bf16Gemv(const uint16_t* x, const uint16_t* w, Buf& out) {
-    std::vector<float> xs(static_cast<size_t>(k_)), acc(static_cast<size_t>(n_));
+    std::vector<float> xs(static_cast<size_t>(m_ * k_)), acc(static_cast<size_t>(m_ * n_));
     for (int64_t bt = 0; bt < batch_; ++bt) {
-      const uint16_t* xb = x + bt * k_;
+      const uint16_t* xb = x + bt * m_ * k_;
       const uint16_t* wb = w + bt * k_ * n_;
-      for (int64_t k = 0; k < k_; ++k) xs[k] = Bf16ToF32(xb[k]);
-      if (tb_) {
-        for (int64_t n = 0; n < n_; ++n) {
-          const uint16_t* row = wb + n * k_;
-          float sum = 0;
-          for (int64_t k = 0; k < k_; ++k) sum += xs[k] * Bf16ToF32(row[k]);
-          acc[n] = sum;
-        }
-      } else {
-        std::fill(acc.begin(), acc.end(), 0.0f);
-        for (int64_t k = 0; k < k_; ++k) {
-          const uint16_t* row = wb + k * n_;
-          const float xk = xs[k];
-          for (int64_t n = 0; n < n_; ++n) acc[n] += xk * Bf16ToF32(row[n]);
-        }
-      }
+      for (int64_t i = 0; i < m_ * k_; ++i) xs[i] = Bf16ToF32(xb[i]);
+      Bf16SkinnyProduct(xs.data(), m_, wb, k_, n_, tb_, acc.data(), GemmThreads());
       Buf slice = out;
-      slice.data = out.data + bt * n_ * out.elem_size;
-      slice.count = n_;
-      slice.bytes = n_ * out.elem_size;
-      slice.dims = {n_};
+      slice.data = out.data + bt * m_ * n_ * out.elem_size;
+      slice.count = m_ * n_;
+      slice.bytes = m_ * n_ * out.elem_size;
+      slice.dims = {m_ * n_};
       StoreResult(Domain::kF32, acc.data(), slice);
     }
   }
+
 
   Domain dom_ = Domain::kF32;
   ET lhs_type_ = ET::kInvalid, rhs_type_ = ET::kInvalid, out_type_ = ET::kInvalid;

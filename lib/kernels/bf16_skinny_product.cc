@@ -1,0 +1,116 @@
+#include "lib/kernels/bf16_skinny_product.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "lib/kernels/thread_pool.h"
+
+namespace neuron::kernels {
+namespace {
+
+// Eight bf16 values widened to f32 (exactly: bf16 is f32's top half).
+inline __m256 Widen8(const uint16_t* p) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+inline float Bf16Scalar(uint16_t h) {
+  const uint32_t u = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+inline float HorizontalSum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// Rows [r0, r0 + R) of outputs [j0, j1) of a [n, k] matrix: one dot per
+// row of W and of x, the W row widened once for the R rows.
+template <int R>
+void RowsAsOutputs(const float* x, const uint16_t* w, int64_t k, int64_t n, int64_t r0, int64_t j0, int64_t j1,
+                   float* y) {
+  for (int64_t j = j0; j < j1; ++j) {
+    const uint16_t* row = w + j * k;
+    __m256 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= k; i += 8) {
+      const __m256 wv = Widen8(row + i);
+      for (int r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(x + (r0 + r) * k + i), wv, acc[r]);
+    }
+    for (int r = 0; r < R; ++r) {
+      float sum = HorizontalSum(acc[r]);
+      for (int64_t t = i; t < k; ++t) sum += x[(r0 + r) * k + t] * Bf16Scalar(row[t]);
+      y[(r0 + r) * n + j] = sum;
+    }
+  }
+}
+
+void RowsAsOutputsAll(const float* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t j0, int64_t j1,
+                      float* y) {
+  int64_t r = 0;
+  for (; r + 8 <= m; r += 8) RowsAsOutputs<8>(x, w, k, n, r, j0, j1, y);
+  if (r + 4 <= m) { RowsAsOutputs<4>(x, w, k, n, r, j0, j1, y); r += 4; }
+  if (r + 2 <= m) { RowsAsOutputs<2>(x, w, k, n, r, j0, j1, y); r += 2; }
+  if (r < m) RowsAsOutputs<1>(x, w, k, n, r, j0, j1, y);
+}
+
+// Outputs [j0, j1) of a [k, n] matrix: AXPYs of each W row's slice into
+// every y row, a panel of columns at a time so the m row slices stay in L1.
+void ColumnsAsOutputs(const float* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t j0, int64_t j1,
+                      float* y) {
+  constexpr int64_t kPanel = 256;
+  for (int64_t r = 0; r < m; ++r) std::fill(y + r * n + j0, y + r * n + j1, 0.0f);
+  for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
+    const int64_t p1 = std::min(j1, p0 + kPanel);
+    for (int64_t i = 0; i < k; ++i) {
+      const uint16_t* row = w + i * n;
+      int64_t j = p0;
+      for (; j + 8 <= p1; j += 8) {
+        const __m256 wv = Widen8(row + j);
+        for (int64_t r = 0; r < m; ++r) {
+          float* yr = y + r * n + j;
+          _mm256_storeu_ps(yr, _mm256_fmadd_ps(_mm256_set1_ps(x[r * k + i]), wv, _mm256_loadu_ps(yr)));
+        }
+      }
+      for (; j < p1; ++j) {
+        const float wv = Bf16Scalar(row[j]);
+        for (int64_t r = 0; r < m; ++r) y[r * n + j] += x[r * k + i] * wv;
+      }
+    }
+  }
+}
+
+// Below this many weights a second thread costs more than it saves.
+constexpr int64_t kParallelWeights = int64_t{1} << 16;
+
+}  // namespace
+
+void Bf16SkinnyProduct(const float* x, int64_t m, const uint16_t* w, int64_t k, int64_t n,
+                       bool w_rows_are_outputs, float* y, int threads) {
+  auto part = [&](int64_t j0, int64_t j1) {
+    if (w_rows_are_outputs) RowsAsOutputsAll(x, m, w, k, n, j0, j1, y);
+    else ColumnsAsOutputs(x, m, w, k, n, j0, j1, y);
+  };
+  const int parts = k * n >= kParallelWeights
+                        ? static_cast<int>(std::min<int64_t>({threads, ThreadPool::Global().max_parallelism(), n}))
+                        : 1;
+  if (parts < 2) {
+    part(0, n);
+    return;
+  }
+  // Column blocks of whole vectors, so no two threads share a cache line
+  // of y.
+  ThreadPool::Global().Run(parts, [&](int p) {
+    const int64_t j0 = n * p / parts / 16 * 16, j1 = p + 1 == parts ? n : n * (p + 1) / parts / 16 * 16;
+    part(j0, j1);
+  });
+}
+
+}  // namespace neuron::kernels
