@@ -36,6 +36,10 @@ struct TensorInfo {
   int64_t index = 0;                  // position among inputs / outputs
   int64_t parameter = -1;             // inputs: the parameter number
   std::vector<int64_t> tuple_index;   // path inside a tuple (empty: whole)
+  // Inputs: the parameter's pytree path as keys, from its metadata op_name
+  // ("args[0]['params']['w']": args, 0, params, w), then the tuple index;
+  // empty where the HLO records none.
+  std::vector<std::string> path;
   hlo::ElementType type = hlo::ElementType::kInvalid;
   std::vector<int64_t> dims;
   int64_t size = 0;                   // bytes
