@@ -36,10 +36,6 @@ struct TensorInfo {
   int64_t index = 0;                  // position among inputs / outputs
   int64_t parameter = -1;             // inputs: the parameter number
   std::vector<int64_t> tuple_index;   // path inside a tuple (empty: whole)
-  // Inputs: the parameter's pytree path as keys, from its metadata op_name
-  // ("args[0]['params']['w']": args, 0, params, w), then the tuple index;
-  // empty where the HLO records none.
-  std::vector<std::string> path;
   hlo::ElementType type = hlo::ElementType::kInvalid;
   std::vector<int64_t> dims;
   int64_t size = 0;                   // bytes
@@ -47,6 +43,10 @@ struct TensorInfo {
   // a donated input), or -1.
   int64_t aliased_input = -1;
   bool must_alias = false;
+  // Inputs: the parameter's pytree path as keys, from its metadata op_name
+  // ("args[0]['params']['w']": args, 0, params, w), then the tuple index;
+  // empty where the HLO records none.
+  std::vector<std::string> path;
 };
 
 // A constant stored as its own member (an .npy file).

@@ -36,14 +36,14 @@ struct TensorInfo {
   std::string name;   // the HLO parameter; the root (single result) or output<k>
   int position = 0;   // the k of #k
   hlo::Shape shape;   // array shape (type and dims)
-  // Inputs: the parameter's pytree path as keys (manifest "path"); empty
-  // where the HLO records none.
-  std::vector<std::string> path;
   uint64_t bytes = 0;
   // Outputs: the input (position) it may share a buffer with, per the
   // model's input_output_alias: given the same tensor for both, the model
   // runs in place (a donated input); -1 where none.
   int aliased_input = -1;
+  // Inputs: the parameter's pytree path as keys (manifest "path"); empty
+  // where the HLO records none.
+  std::vector<std::string> path;
 };
 
 struct LoadOptions {

@@ -175,7 +175,13 @@ mistake "two keys for one input" "is bound twice" -i "$work/twice.npz" --random-
 mistake "two bundles for one input" "is bound twice" -i "$work/flax.npz" -i "$work/flax.safetensors"
 mistake "inputs left unbound" "2 inputs are not given: #2 'Arg_2.3' inputs\['x'\] 2x3xf32, #3 'Arg_3.4' state\[1\]\['kernel'\] 2xs32" -i "$work/weights_only.npz"
 mistake "a single .npy as a bundle" "has no key" -i "$work/kernel.npy" --random-inputs
-mistake "a missing bundle" "absent.npz: cannot open" -i "$work/absent.npz"
+"$exec_tool" "$work/dense.hlo" -i "$work/absent.npz" -q >/dev/null 2>"$work/err"
+rc=$?
+if [ "$rc" = 2 ] && grep -q "absent.npz" "$work/err"; then
+  pass "a missing bundle: exit 2 (usage), naming it"
+else
+  fail "a missing bundle: exit $rc: $(head -2 "$work/err")"
+fi
 
 # Hostile bundles: one line naming the file and what is wrong, exit 1,
 # nothing allocated that the file does not justify.

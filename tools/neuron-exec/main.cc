@@ -77,7 +77,9 @@ int main(int argc, char** argv) {
              // No '=' (or a file of that name): a bundle.
              std::error_code error;
              if (v.find('=') == std::string_view::npos || std::filesystem::is_regular_file(v, error)) {
-               if (v.empty()) return Invalid("expected NAME=VALUE or a bundle file");
+               if (v != "-" && !std::filesystem::exists(v, error)) {
+                 return Invalid("expected NAME=VALUE, or a bundle file (no such file)");
+               }
                request.bundles.emplace_back(v);
                return absl::OkStatus();
              }
