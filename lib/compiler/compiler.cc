@@ -18,6 +18,7 @@
 #include "lib/program/dtype.h"
 #include "lib/program/package.h"
 #include "lib/support/parse.h"
+#include "lib/tensorfile/key_path.h"
 
 namespace neuron::compiler {
 namespace {
@@ -58,6 +59,10 @@ void DescribeTensors(const hlo::Module& module, std::string_view root_name, prog
       t.index = static_cast<int64_t>(m->inputs.size());
       t.parameter = p->attrs().parameter_number;
       t.tuple_index = where;
+      if (std::optional<tensorfile::KeyPath> keys = tensorfile::ParseKeyPath(p->attrs().metadata.op_name)) {
+        t.path = std::move(*keys);
+        for (int64_t i : where) t.path.push_back(std::to_string(i));
+      }
       t.type = shape->type;
       t.dims = shape->dims;
       t.size = ShapeBytes(*shape);

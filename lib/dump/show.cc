@@ -13,6 +13,7 @@
 #include "lib/dump/core_dump_format.h"
 #include "lib/dump/files.h"
 #include "lib/dump/input_dump.h"
+#include "lib/dump/show_tensor_file.h"
 #include "lib/hlo/computation.h"
 #include "lib/hlo/instruction.h"
 #include "lib/hlo/opcode.h"
@@ -20,6 +21,8 @@
 #include "lib/neff/neff.h"
 #include "lib/program/package.h"
 #include "lib/support/parse.h"
+#include "lib/tensorfile/byte_source.h"
+#include "lib/tensorfile/tensor_file.h"
 
 namespace neuron::dump {
 namespace {
@@ -174,21 +177,40 @@ absl::StatusOr<json> Describe(const std::string& path) {
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     file = dir + "/manifest.json";
   }
+  // A tensor file is described from its headers, never read whole.
+  if (path != "-" && !S_ISDIR(st.st_mode)) {
+    absl::StatusOr<std::shared_ptr<tensorfile::ByteSource>> source = tensorfile::ByteSource::OpenFile(file);
+    if (source.ok()) {
+      absl::StatusOr<std::string> head = (*source)->ReadSome(0, 16);
+      if (head.ok() && tensorfile::DetectFormat(*head).has_value() && !neff::LooksLikeNeff(*head)) {
+        absl::StatusOr<std::unique_ptr<tensorfile::TensorFile>> tf =
+            tensorfile::TensorFile::FromSource(std::move(*source));
+        if (!tf.ok()) return tf.status();
+        return DescribeTensorFile(**tf);
+      }
+    }
+  }
   absl::StatusOr<std::string> bytes = ReadWholeFile(file);
   if (!bytes.ok()) return bytes.status();
   const std::string name = path == "-" ? "<stdin>" : file;
+  if (!LooksLikeZstd(*bytes) && !neff::LooksLikeNeff(*bytes) && tensorfile::DetectFormat(*bytes).has_value()) {
+    absl::StatusOr<std::unique_ptr<tensorfile::TensorFile>> tf = tensorfile::TensorFile::FromBytes(*bytes, name);
+    if (!tf.ok()) return tf.status();
+    return DescribeTensorFile(**tf);
+  }
   if (LooksLikeZstd(*bytes)) return DescribeCoreDump(name, *bytes);
   if (neff::LooksLikeNeff(*bytes)) return DescribeNeff(name, *bytes);
   const json j = json::parse(*bytes, nullptr, false);
   if (!j.is_discarded() && j.is_object() && j.value("format", "") == kInputDumpFormat)
     return DescribeManifest(name, j);
   return absl::InvalidArgumentError(absl::StrCat(
-      name, ": not a core dump, an input-dump manifest or a NEFF"));
+      name, ": not a core dump, an input-dump manifest, a NEFF or a tensor file (.npy, .npz, safetensors)"));
 }
 
 std::string FormatText(const json& v) {
   std::string out;
   const std::string kind = v.value("kind", "");
+  if (kind == "tensor-file") return FormatTensorFileText(v);
   if (kind == "core-dump") {
     const json& i = v["info"];
     const json& e = i.value("error", json::object());

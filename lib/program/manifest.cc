@@ -19,6 +19,7 @@ json TensorToJson(const TensorInfo& t, bool is_input) {
   if (is_input) {
     j["parameter"] = t.parameter;
     if (!t.tuple_index.empty()) j["tuple_index"] = t.tuple_index;
+    if (!t.path.empty()) j["path"] = t.path;
   } else if (t.aliased_input >= 0) {
     j["aliased_input"] = t.aliased_input;
     j["must_alias"] = t.must_alias;
@@ -86,6 +87,7 @@ absl::Status ReadTensors(const json& root, const char* key, bool is_input,
     if (is_input) {
       r.Get(t, "parameter", &info.parameter);
       r.Get(t, "tuple_index", &info.tuple_index, /*required=*/false);
+      r.Get(t, "path", &info.path, /*required=*/false);
     } else {
       r.Get(t, "aliased_input", &info.aliased_input, /*required=*/false);
       r.Get(t, "must_alias", &info.must_alias, /*required=*/false);

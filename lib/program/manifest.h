@@ -43,6 +43,10 @@ struct TensorInfo {
   // a donated input), or -1.
   int64_t aliased_input = -1;
   bool must_alias = false;
+  // Inputs: the parameter's pytree path as keys, from its metadata op_name
+  // ("args[0]['params']['w']": args, 0, params, w), then the tuple index;
+  // empty where the HLO records none.
+  std::vector<std::string> path;
 };
 
 // A constant stored as its own member (an .npy file).

@@ -24,6 +24,7 @@
 #include "lib/device/instance_catalog.h"
 #include "lib/dump/files.h"
 #include "lib/program/dtype.h"
+#include "lib/runtime/cli_bundle.h"
 #include "lib/runtime/cli_latency.h"
 #include "lib/runtime/cli_latency_plot.h"
 #include "lib/runtime/cli_npy.h"
@@ -37,6 +38,8 @@
 #include "lib/support/cli.h"
 #include "lib/support/atomic_file.h"
 #include "lib/support/progress.h"
+#include "lib/tensorfile/bundle_writer.h"
+#include "lib/tensorfile/tensor_file.h"
 #include "nlohmann/json.hpp"
 
 namespace neuron::runtime {
@@ -94,9 +97,10 @@ json ShapeJson(const hlo::Shape& shape) { return json(shape.dims); }
 // files and random values go straight into the device tensors once those
 // exist (FillInputs), so an input is never held twice on the host.
 struct BoundInput {
-  std::string source;                 // "file", "inline", "random"
+  std::string source;                 // "file", "inline", "random", "bundle"
   std::optional<hlo::Literal> value;  // inline values, and .npy read from a pipe
   std::optional<NpyFileInput> file;   // a regular .npy file, read into its tensor
+  std::optional<BundleArray> bundle;  // an array of a bundle, read into its tensor
 };
 
 absl::Status WrongDims(const TensorInfo& info, const hlo::Shape& given) {
@@ -104,17 +108,73 @@ absl::Status WrongDims(const TensorInfo& info, const hlo::Shape& given) {
                                                     Describe(info), FormatTensorType(given)));
 }
 
+// --list-inputs: what a bundle must hold, one input a line (or JSON).
+void PrintInputs(const Model& model, bool as_json) {
+  if (as_json) {
+    json list = json::array();
+    for (const TensorInfo& t : model.inputs()) {
+      list.push_back({{"position", t.position},
+                      {"name", t.name},
+                      {"path", InputPath(t)},
+                      {"keys", t.path},
+                      {"dtype", program::DtypeName(t.shape.type)},
+                      {"shape", ShapeJson(t.shape)},
+                      {"bytes", t.bytes}});
+    }
+    std::printf("%s\n", json{{"model", model.name()}, {"inputs", list}}.dump(2).c_str());
+    return;
+  }
+  for (const TensorInfo& t : model.inputs()) {
+    const std::string path = InputPath(t);
+    std::printf("#%d\t%s\t%s\t%s\n", t.position, t.name.c_str(), path.empty() ? "-" : path.c_str(),
+                FormatTensorType(t.shape).c_str());
+  }
+}
+
+// --outputs: every result in one bundle, keyed out0, out1, ...
+absl::Status WriteOutputsBundle(const std::string& path, const Model& model,
+                                const std::vector<hlo::Literal>& results) {
+  // Standard output takes safetensors (a zip needs a file it can seek in).
+  const std::optional<tensorfile::Format> format =
+      path == "-" ? std::optional<tensorfile::Format>(tensorfile::Format::kSafetensors)
+                  : tensorfile::BundleFormatOfName(path);
+  if (!format) {
+    return absl::InvalidArgumentError(absl::StrFormat("--outputs %s: name a .npz or .safetensors file", path));
+  }
+  std::vector<tensorfile::NamedArray> arrays;
+  for (size_t k = 0; k < results.size(); ++k) {
+    const std::vector<uint8_t>& bytes = results[k].data();
+    arrays.push_back({absl::StrCat("out", k), model.outputs()[k].shape.type, results[k].shape().dims,
+                      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())});
+  }
+  return tensorfile::WriteBundle(path, *format, arrays);
+}
+
 // Binds every model input to its source; the error names what is wrong.
 absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, const Model& model) {
   const std::vector<TensorInfo>& infos = model.inputs();
   std::vector<std::optional<BoundInput>> bound(infos.size());
+  // Bundles first: an input given by name below overrides its array.
+  std::vector<std::shared_ptr<const tensorfile::TensorFile>> bundles;
+  for (const std::string& path : request.bundles) {
+    if (path == "-" && request.neff_path == "-") {
+      return absl::InvalidArgumentError("--input -: stdin already holds the model");
+    }
+    absl::StatusOr<std::unique_ptr<tensorfile::TensorFile>> file = tensorfile::TensorFile::Open(path);
+    if (!file.ok()) return file.status();
+    bundles.push_back(std::move(*file));
+  }
+  absl::StatusOr<std::vector<std::optional<BundleArray>>> arrays = BindBundles(bundles, infos);
+  if (!arrays.ok()) return arrays.status();
+  std::vector<bool> named(infos.size(), false);
   for (const NamedArg& arg : request.inputs) {
     absl::StatusOr<size_t> k = FindTensor(infos, arg.name, "input");
     if (!k.ok()) return k.status();
-    if (bound[*k].has_value()) {
+    if (named[*k]) {
       return absl::InvalidArgumentError(
           absl::StrFormat("input %s is given twice", Describe(infos[*k])));
     }
+    named[*k] = true;
     const TensorInfo& info = infos[*k];
     BoundInput in;
     absl::StatusOr<hlo::Literal> value;
@@ -153,16 +213,28 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
     bound[*k] = std::move(in);
   }
   std::vector<BoundInput> out;
+  std::vector<size_t> unbound;
   for (size_t k = 0; k < infos.size(); ++k) {
     if (bound[k].has_value()) {
       out.push_back(std::move(*bound[k]));
+    } else if ((*arrays)[k].has_value()) {
+      out.push_back({"bundle", std::nullopt, std::nullopt, std::move((*arrays)[k])});
     } else if (request.random_inputs) {
-      out.push_back({"random", std::nullopt, std::nullopt});
+      out.push_back({"random", std::nullopt, std::nullopt, std::nullopt});
     } else {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "input %s is not given (use --input %s=FILE.npy, an inline value, or --random-inputs)",
-          Describe(infos[k]), infos[k].name));
+      unbound.push_back(k);
     }
+  }
+  if (unbound.size() == 1) {
+    const TensorInfo& info = infos[unbound[0]];
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "input %s %s is not given (use --input %s=FILE.npy, an inline value, a bundle, or --random-inputs)",
+        DescribeInput(info), FormatTensorType(info.shape), info.name));
+  }
+  if (!unbound.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        DescribeUnbound(infos, unbound),
+        " (give them in a bundle or with --input NAME=FILE.npy, or use --random-inputs; --list-inputs lists them)"));
   }
   return out;
 }
@@ -232,7 +304,10 @@ absl::Status FillInputs(const ExecRequest& request, const std::vector<BoundInput
       continue;
     }
     if (request.random_inputs) random.Skip(info.shape);
-    if (in.file) {
+    if (in.bundle) {
+      // Checked at binding: the array's bytes are the tensor's.
+      if (absl::Status s = in.bundle->file->ReadInto(in.bundle->array, data); !s.ok()) return s;
+    } else if (in.file) {
       absl::Status s = ReadNpyInto(*in.file, info.shape.type, data, info.bytes);
       if (!s.ok()) return absl::InvalidArgumentError(absl::StrFormat("input '%s': %s", info.name, s.message()));
     } else if (in.value) {
@@ -400,6 +475,11 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
     replicas[i].model = std::move(*model);
   }
   const Model& model = *replicas[0].model;
+  if (request.list_inputs) {
+    if (job.rank == 0) PrintInputs(model, request.json);
+    std::fflush(stdout);
+    return kExitOk;
+  }
 
   absl::StatusOr<std::vector<BoundInput>> inputs = BindInputs(request, model);
   if (!inputs.ok()) return Error(std::string(inputs.status().message()));
@@ -541,6 +621,11 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
       return Error(std::string(s.message()));
     }
   }
+  if (!request.outputs_bundle.empty()) {
+    if (absl::Status s = WriteOutputsBundle(request.outputs_bundle, model, results); !s.ok()) {
+      return Error(std::string(s.message()));
+    }
+  }
 
   // Printing and checks.
   std::string text;
@@ -621,6 +706,7 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   }
 
   const bool stdout_is_data = [&] {
+    if (request.outputs_bundle == "-") return true;
     for (const auto& [k, path] : output_files) {
       if (path == "-") return true;
     }
@@ -648,6 +734,8 @@ ExecRequest ForRank(const ExecRequest& request, int rank, int world) {
   const std::string k = std::to_string(rank);
   auto subst = [&](std::string& s) { s = absl::StrReplaceAll(s, {{"%r", k}}); };
   for (NamedArg& a : r.inputs) subst(a.value);
+  for (std::string& b : r.bundles) subst(b);
+  subst(r.outputs_bundle);
   for (NamedArg& a : r.outputs) subst(a.value);
   for (NamedArg& a : r.expects) subst(a.value);
   if (!r.output_dir.empty()) {

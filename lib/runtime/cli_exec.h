@@ -1,6 +1,6 @@
 // What neuron-exec does once its flags are parsed: take the cores, load the
 // NEFF on each, bind inputs (by HLO parameter name or #k; .npy files,
-// inline tensors, or random), execute (once, or warmup + iterations per
+// inline tensors, bundles bound by key or pytree path, or random), execute (once, or warmup + iterations per
 // core in parallel), then print, write, and check the results. The main
 // only parses flags.
 #ifndef NEURON_LIB_RUNTIME_CLI_EXEC_H_
@@ -30,6 +30,13 @@ struct ExecRequest {
   std::string neff_path;              // a NEFF or HLO module; "-" = stdin
   HloCompileFlags compile;            // --target, -O (HLO input only)
   std::vector<NamedArg> inputs;
+  // -i FILE: bundles (.npz, safetensors) whose arrays bind to inputs by
+  // key (name, #k or pytree path); a NAME=VALUE input overrides one.
+  std::vector<std::string> bundles;
+  // --list-inputs: print the inputs (number, name, path, shape, type) and stop.
+  bool list_inputs = false;
+  // --outputs: every result into one bundle (.npz or .safetensors).
+  std::string outputs_bundle;
   bool random_inputs = false;
   uint64_t seed = 0;
   std::string output_dir;             // "" = none

@@ -20,28 +20,22 @@
 #include "lib/program/npy.h"
 #include "lib/support/npy.h"
 #include "lib/support/atomic_file.h"
+#include "lib/tensorfile/dtype.h"
 
 namespace neuron::runtime {
 namespace {
 
 using hlo::ElementType;
 
+// The project's one table of descriptors (lib/tensorfile). Raw bytes
+// ('|V2', '|V1': bf16 and fp8 as NumPy holds them) are taken as the
+// unsigned integer of their width, which ConvertTensor and ReadNpyInto
+// treat as raw bits of a bf16 or fp8 input.
 std::optional<ElementType> TypeOfDescr(std::string_view descr) {
-  if (descr.size() < 3) return std::nullopt;
-  const char order = descr[0];
-  if (order != '<' && order != '|' && order != '=') return std::nullopt;
-  const std::string_view kind = descr.substr(1);
-  static const std::pair<const char*, ElementType> kTable[] = {
-      {"f4", ElementType::kF32}, {"f8", ElementType::kF64}, {"f2", ElementType::kF16},
-      {"b1", ElementType::kPred}, {"i1", ElementType::kS8}, {"u1", ElementType::kU8},
-      {"i2", ElementType::kS16}, {"u2", ElementType::kU16}, {"i4", ElementType::kS32},
-      {"u4", ElementType::kU32}, {"i8", ElementType::kS64}, {"u8", ElementType::kU64},
-      {"c8", ElementType::kC64}, {"c16", ElementType::kC128},
-  };
-  for (const auto& [name, type] : kTable) {
-    if (kind == name) return type;
-  }
-  return std::nullopt;
+  std::optional<tensorfile::StoredType> stored = tensorfile::FromNpyDescr(descr);
+  if (!stored) return std::nullopt;
+  if (stored->type != ElementType::kInvalid) return stored->type;
+  return stored->item_bytes == 2 ? ElementType::kU16 : ElementType::kU8;
 }
 
 }  // namespace
@@ -55,7 +49,7 @@ absl::StatusOr<hlo::Literal> ParseNpyTensor(std::string_view bytes, std::string_
   std::optional<ElementType> type = TypeOfDescr(npy->descr);
   if (!type.has_value()) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: unsupported .npy dtype '%s' (little-endian bool, int, uint, float and complex arrays only)",
+        "%s: unsupported .npy dtype '%s' (little-endian bool, int, uint, float, complex, or 1- and 2-byte void for raw bits)",
         std::string(display), npy->descr));
   }
   hlo::Literal value = hlo::Literal::Zeros(hlo::Shape::Array(*type, npy->dims));
@@ -105,7 +99,7 @@ absl::StatusOr<NpyFileInput> OpenNpyFile(const std::string& path) {
   std::optional<ElementType> type = TypeOfDescr(header->descr);
   if (!type.has_value()) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: unsupported .npy dtype '%s' (little-endian bool, int, uint, float and complex arrays only)",
+        "%s: unsupported .npy dtype '%s' (little-endian bool, int, uint, float, complex, or 1- and 2-byte void for raw bits)",
         path, header->descr));
   }
   return NpyFileInput{path, *type, header->dims, header->data_offset};

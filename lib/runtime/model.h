@@ -41,6 +41,9 @@ struct TensorInfo {
   // model's input_output_alias: given the same tensor for both, the model
   // runs in place (a donated input); -1 where none.
   int aliased_input = -1;
+  // Inputs: the parameter's pytree path as keys (manifest "path"); empty
+  // where the HLO records none.
+  std::vector<std::string> path;
 };
 
 struct LoadOptions {

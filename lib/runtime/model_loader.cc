@@ -98,6 +98,7 @@ std::vector<TensorInfo> ToTensorInfos(const std::vector<program::TensorInfo>& in
       if (p != nullptr) info.name = p->name();
     }
     info.position = static_cast<int>(t.index);
+    info.path = t.path;
     info.shape = hlo::Shape::Array(t.type, t.dims);
     info.bytes = static_cast<uint64_t>(t.size);
     info.aliased_input = static_cast<int>(t.aliased_input);

@@ -8,7 +8,7 @@ ROOT="$(cd -P "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DEPS=(
   generate-ninja ninja-build g++ pkg-config
   libabsl-dev libprotobuf-dev protobuf-compiler
-  libcurl4-openssl-dev libzstd-dev zlib1g-dev libssl-dev
+  libcurl4-openssl-dev libzstd-dev zlib1g-dev libssl-dev libzip-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev
   libopenblas-dev libopenblas-serial-dev libdnnl-dev
   mandoc dpkg-dev jq zstd util-linux time

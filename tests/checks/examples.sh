@@ -18,6 +18,12 @@ trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export PATH="$BUILD_DIR:$PATH"
+# The README's examples write bundles with numpy: where the python3 that
+# comes first lacks it, Debian's (python3-numpy) stands in.
+if ! python3 -c 'import numpy' 2>/dev/null && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  mkdir -p "$work/python" && ln -s /usr/bin/python3 "$work/python/python3"
+  export PATH="$work/python:$PATH"
+fi
 unset NEURON_RT_VISIBLE_CORES NEURON_SIM_INSTANCE_TYPE NEURON_CC_FLAGS
 # Simulated cores of our own: other test jobs run beside this one and may
 # hold the default device tree as another instance type.
@@ -41,6 +47,8 @@ rng = np.random.default_rng(0)
 np.save("x.npy", rng.standard_normal((8, 16), dtype=np.float32))   # mlp.hlo's x
 for rank in range(4):                                               # step.hlo's x
     np.save(f"batch{rank}.npy", rng.standard_normal((8, 16), dtype=np.float32))
+np.savez("weights.npz", **{"params/dense/kernel": np.ones((2, 3), np.float32),  # flax_dense.hlo's
+                           "params/dense/bias": np.zeros(3, np.uint16)})
 EOF
   neuron-exec m.neff --random-inputs --output '#0=want.npy' >/dev/null
 }

@@ -3,6 +3,7 @@
 // checks the results; benchmarks latency and throughput. The work is in
 // lib/runtime/cli_exec.cc; this file is the option table.
 #include <algorithm>
+#include <filesystem>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "lib/support/cli.h"
 #include "lib/support/options.h"
 #include "lib/support/parse.h"
+#include "lib/tensorfile/bundle_writer.h"
 
 namespace {
 
@@ -65,11 +67,29 @@ int main(int argc, char** argv) {
           "Run a NEFF on simulated NeuronCores. FILE may also be an HLO module (text\n"
           "or HloModuleProto), compiled in memory as neuron-compile would.",
       .options = {
-          {'i', "input", Arg::kRequired, "NAME=VALUE",
+          {'i', "input", Arg::kRequired, "NAME=VALUE|FILE",
            "an input by HLO parameter name or #k (repeatable):\n"
            "NAME=FILE.npy, or inline NAME=2x3xf32=1,2,3,4,5,6\n"
-           "(a scalar: NAME=f32=3.5)",
-           named(&request.inputs, "--input"), "file"},
+           "(a scalar: NAME=f32=3.5); or a bundle FILE.npz or\n"
+           "FILE.safetensors whose arrays bind by name, #k or\n"
+           "pytree path (- reads one from stdin)",
+           [&](std::string_view v) -> Status {
+             // No '=' (or a file of that name): a bundle.
+             std::error_code error;
+             if (v.find('=') == std::string_view::npos || std::filesystem::is_regular_file(v, error)) {
+               if (v != "-" && !std::filesystem::exists(v, error)) {
+                 return Invalid("expected NAME=VALUE, or a bundle file (no such file)");
+               }
+               request.bundles.emplace_back(v);
+               return absl::OkStatus();
+             }
+             return named(&request.inputs, "--input")(v);
+           },
+           "file"},
+          {0, "list-inputs", Arg::kNone, "",
+           "print each input's number, name, pytree path,\n"
+           "shape and type (what a bundle must hold), and stop",
+           [&](std::string_view) { request.list_inputs = true; return absl::OkStatus(); }},
           {0, "random-inputs", Arg::kNone, "", "random values for inputs not given",
            [&](std::string_view) { request.random_inputs = true; return absl::OkStatus(); }},
           {0, "seed", Arg::kRequired, "N", "seed of --random-inputs (default 0)",
@@ -89,6 +109,18 @@ int main(int argc, char** argv) {
           {0, "outfeed-dir", Arg::kRequired, "DIR", "write the model's outfeed values as outfeed0.npy, ...",
            [&](std::string_view v) { request.outfeed_dir = std::string(v); return absl::OkStatus(); },
            "dir"},
+          {0, "outputs", Arg::kRequired, "FILE",
+           "write every result into one bundle, FILE.npz or\n"
+           "FILE.safetensors (- : safetensors on stdout), keyed\n"
+           "out0, out1, ...",
+           [&](std::string_view v) -> Status {
+             if (v != "-" && !neuron::tensorfile::BundleFormatOfName(v)) {
+               return Invalid("expected a file named .npz or .safetensors, or -");
+             }
+             request.outputs_bundle = std::string(v);
+             return absl::OkStatus();
+           },
+           "file"},
           {'o', "output", Arg::kRequired, "NAME=FILE|-", "write one result as .npy (repeatable)",
            named(&request.outputs, "--output"), "file"},
           {'p', "print", Arg::kNone, "", "print the results",
