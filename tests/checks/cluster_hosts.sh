@@ -442,11 +442,22 @@ fault_check() {
 exec_fault_check() {
   local dir="$work/exec-fault" r bad="" victim
   [ -e "$work/cc.neff" ] || { fail "exec fault: no cc.neff (compile failed above)"; return; }
-  start_ranks "$dir" 4 1 NEURON_RT_EXEC_TIMEOUT=$TIMEOUT NEURON_LOCAL_RANK=0 -- \
+  start_ranks "$dir" 4 1 NEURON_RT_EXEC_TIMEOUT=$TIMEOUT NEURON_LOCAL_RANK=0 NEURON_TOOLS_PROGRESS=always -- \
     sh -c 'NEURON_SIM_ROOT='"$work"'/sim-$(hostname) \
       NEURON_RT_LOCAL_CORE_DUMP_DIRECTORY='"$dir"'/dumps-$(hostname) exec "$@"' sh \
     "$EXEC" "$work/cc.neff" --random-inputs -n 100000000
-  sleep 3
+  # Rank 2 is killed mid-execution, not during set-up: once every rank is
+  # past its warm-up (which needs all of them) and timing executions, as
+  # its progress line says. A loaded machine takes longer than a fixed
+  # sleep to get there.
+  local waited ready
+  for ((waited = 0; waited < 600; waited++)); do
+    ready=1
+    for r in 0 1 2 3; do grep -qs "benchmark on" "$dir/r$r.err" || ready=0; done
+    ((ready)) && break
+    sleep 0.1
+  done
+  sleep 1
   victim="$(ip netns pids "$NAME-h2" | while read -r p; do
     [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$EXEC" ] && echo "$p"; done)"
   if [ -z "$victim" ]; then
