@@ -3,9 +3,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstring>
 
+#include "lib/kernels/element_convert.h"
 #include "lib/kernels/thread_pool.h"
+#include "lib/kernels/vector_math_avx2.h"
 
 namespace neuron::kernels {
 namespace {
@@ -14,20 +15,6 @@ namespace {
 inline __m256 Widen8(const uint16_t* p) {
   const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
-
-inline float Bf16Scalar(uint16_t h) {
-  const uint32_t u = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-inline float HorizontalSum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
 }
 
 // Rows [r0, r0 + R) of outputs [j0, j1) of a [n, k] matrix: one dot per
@@ -45,8 +32,8 @@ void RowsAsOutputs(const float* x, const uint16_t* w, int64_t k, int64_t n, int6
       for (int r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(x + (r0 + r) * k + i), wv, acc[r]);
     }
     for (int r = 0; r < R; ++r) {
-      float sum = HorizontalSum(acc[r]);
-      for (int64_t t = i; t < k; ++t) sum += x[(r0 + r) * k + t] * Bf16Scalar(row[t]);
+      float sum = vec8::HorizontalSum(acc[r]);
+      for (int64_t t = i; t < k; ++t) sum += x[(r0 + r) * k + t] * Bf16ToF32(row[t]);
       y[(r0 + r) * n + j] = sum;
     }
   }
@@ -80,7 +67,7 @@ void ColumnsAsOutputs(const float* x, int64_t m, const uint16_t* w, int64_t k, i
         }
       }
       for (; j < p1; ++j) {
-        const float wv = Bf16Scalar(row[j]);
+        const float wv = Bf16ToF32(row[j]);
         for (int64_t r = 0; r < m; ++r) y[r * n + j] += x[r * k + i] * wv;
       }
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "lib/kernels/thread_pool.h"
+#include "lib/kernels/vector_math_avx2.h"
 
 namespace neuron::kernels {
 namespace {
@@ -48,10 +49,7 @@ float Dot(const float* a, const float* b, int64_t n) {
     i += 8;
   }
   const __m256 acc = _mm256_add_ps(acc0, acc1);
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  float sum = _mm_cvtss_f32(s);
+  float sum = vec8::HorizontalSum(acc);
   for (; i < n; ++i) sum += a[i] * b[i];
   return sum;
 }
@@ -68,10 +66,7 @@ float DotStride2(const float* a, const float* b, int64_t n) {
         _mm256_castps_pd(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0))), _MM_SHUFFLE(3, 1, 2, 0)));
     acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + t), even, acc);
   }
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  float sum = _mm_cvtss_f32(s);
+  float sum = vec8::HorizontalSum(acc);
   for (; t < n; ++t) sum += a[t] * b[2 * t];
   return sum;
 }

@@ -490,13 +490,7 @@ class ConvKernel : public DotKernel {
     if (in.type != ET::kF32 && !bf16) return false;
     if (out.type != ET::kF32 && out.type != in.type) return false;
     DnnlConvShape shape{in.type, out.type, n_, c_, o_, fgc_, in_sp_, k_sp_, out_sp_, {}, {}, {}, {}};
-    for (const hlo::WindowDim& w : win_) {
-      if (w.base_dilation != 1 || w.reversal) return false;
-      shape.strides.push_back(w.stride);
-      shape.pad_low.push_back(w.pad_low);
-      shape.pad_high.push_back(w.pad_high);
-      shape.dilations.push_back(w.window_dilation);
-    }
+    if (!WindowForDnnl(&shape)) return false;
     const std::vector<int64_t> xs = RowMajorStrides(in.dims), ws = RowMajorStrides(ker.dims),
                                ys = RowMajorStrides(out.dims);
     shape.x_strides = {xs[d.input_batch], xs[d.input_feature]};
@@ -624,15 +618,21 @@ class ConvKernel : public DotKernel {
     direct_out_ = IsIdentity(out_perm_) && (out_type_ == ET::kF32 || (bf16_ && out_type_ == ET::kBF16));
     const ET result = direct_out_ ? out_type_ : ET::kF32;
     DnnlConvShape shape{bf16_ ? ET::kBF16 : ET::kF32, result, n_, c_, o_, fgc_, in_sp_, k_sp_, out_sp_, {}, {}, {}, {}};
-    if (bgc_ != 1) return;
-    for (const hlo::WindowDim& w : win_) {
-      if (w.base_dilation != 1 || w.reversal) return;
-      shape.strides.push_back(w.stride);
-      shape.pad_low.push_back(w.pad_low);
-      shape.pad_high.push_back(w.pad_high);
-      shape.dilations.push_back(w.window_dilation);
-    }
+    if (bgc_ != 1 || !WindowForDnnl(&shape)) return;
     dnnl_ = DnnlConvolution::Create(shape);
+  }
+
+  // The window in oneDNN's terms; false for what it has no primitive for
+  // (input dilation, reversal).
+  bool WindowForDnnl(DnnlConvShape* shape) const {
+    for (const hlo::WindowDim& w : win_) {
+      if (w.base_dilation != 1 || w.reversal) return false;
+      shape->strides.push_back(w.stride);
+      shape->pad_low.push_back(w.pad_low);
+      shape->pad_high.push_back(w.pad_high);
+      shape->dilations.push_back(w.window_dilation);
+    }
+    return true;
   }
 
   // Offset within one input channel of the pixel that kernel position kk

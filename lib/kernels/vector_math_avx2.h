@@ -1,4 +1,4 @@
-// The 8-lane (AVX2 + FMA) exp, tanh and log behind vector_math.h, shared
+// The 8-lane (AVX2 + FMA) exp, tanh, log and lane sum behind vector_math.h, shared
 // with the AVX2 tile runner (f32_tiles_avx2.cc) so that both give the same
 // bits, as the AVX-512 runner's 16-lane copies do. Include only from
 // translation units built for the baseline x86-64-v3: an inline function
@@ -90,6 +90,14 @@ inline __m256 Log8(__m256 x) {
   y = _mm256_add_ps(f, y);
   y = _mm256_fmadd_ps(ef, _mm256_set1_ps(0.693359375f), y);
   return y;
+}
+
+// The sum of the 8 lanes.
+inline float HorizontalSum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
 }
 
 }  // namespace neuron::kernels::vec8
