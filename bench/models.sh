@@ -6,7 +6,8 @@
 # a) resnet50 inference, batch 1: the public Keras/JAX module
 #    (NHWC/HWIO, f32) through neuron-exec -n ITERATIONS (its median
 #    latency), beside bench/peers/resnet50_infer.py (torchvision's
-#    resnet50, eval, no_grad; median of ITERATIONS calls).
+#    resnet50 frozen for inference with torch.jit.optimize_for_inference, the
+#    fastest PyTorch build here; median of ITERATIONS calls).
 # b) mobilenet_v2's training step, batch 96 (the public torch_xla trace)
 #    through neuron-exec (median of STEPS executions after one warm-up),
 #    beside bench/peers/mobilenet_v2_step.py (median of STEPS steps).
