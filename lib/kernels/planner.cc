@@ -484,6 +484,18 @@ absl::StatusOr<CompPlan*> Planner::Plan(const hlo::Computation& comp, bool share
     return absl::InvalidArgumentError(absl::StrCat("computation '", comp.name(), "' has no root"));
   }
   p->root = Leaves(comp.root());
+  if (loop_body) {
+    // A result written straight into the loop state takes no bytes of its
+    // own (the while step points it at the state before each trip).
+    p->root_in_place = InPlaceLoopResults(*p, order, clock_of);
+    for (size_t i = 0; i < p->root_in_place.size(); ++i) {
+      if (!p->root_in_place[i]) continue;
+      const Buf* in_state = p->root[i];
+      pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                    [&](const Pending& pd) { return pd.buf == in_state; }),
+                     pending_.end());
+    }
+  }
   if (share_with_caller) {
     outer_pending.insert(outer_pending.end(), pending_.begin(), pending_.end());
     pending_.clear();
@@ -494,10 +506,6 @@ absl::StatusOr<CompPlan*> Planner::Plan(const hlo::Computation& comp, bool share
       const std::vector<bool> direct = DirectRoots(p->root);
       for (size_t i = 0; i < direct.size(); ++i)
         if (direct[i]) skip.push_back(p->root[i]);
-    } else if (loop_body) {
-      p->root_in_place = InPlaceLoopResults(*p, order, clock_of);
-      for (size_t i = 0; i < p->root_in_place.size(); ++i)
-        if (p->root_in_place[i]) skip.push_back(p->root[i]);
     }
     AssignSharedStorage(skip);
   }
@@ -930,9 +938,14 @@ absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr)
       return absl::OkStatus();
     }
     case Opcode::kWhile: {
-      absl::StatusOr<CompPlan*> cp = Plan(*instr.while_condition());
+      // The condition and the body share the caller's arena, as XLA's
+      // buffer assignment plans them: their buffers live within the loop's
+      // span of the timeline, each trip reusing the same bytes, so they may
+      // overlap whatever the caller no longer holds while the loop runs.
+      const int64_t loop_start = position_;
+      absl::StatusOr<CompPlan*> cp = Plan(*instr.while_condition(), /*share_with_caller=*/true);
       if (!cp.ok()) return cp.status();
-      absl::StatusOr<CompPlan*> bp = Plan(*instr.while_body(), /*share_with_caller=*/false, /*loop_body=*/true);
+      absl::StatusOr<CompPlan*> bp = Plan(*instr.while_body(), /*share_with_caller=*/true, /*loop_body=*/true);
       if (!bp.ok()) return bp.status();
       CompPlan* cond = *cp;
       CompPlan* body = *bp;
@@ -949,6 +962,10 @@ absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr)
       if (body->root.size() != outs.size() || init.size() != outs.size())
         return Unsupported(instr, "loop body result shape");
       std::vector<Buf*> state = LoopState(*body, init);
+      // The state is written before the first trip and read through every
+      // one: it is live from the loop's start, not from where it was made.
+      for (Pending& pd : pending_)
+        if (std::find(state.begin(), state.end(), pd.buf) != state.end()) pd.def = std::min(pd.def, loop_start);
       std::vector<Buf*> spill(state.size(), nullptr);
       for (size_t i = 0; i < state.size(); ++i) {
         alias_of_[outs[i]] = state[i];

@@ -294,6 +294,52 @@ ENTRY e {
   for (size_t i = 0; i < got.size(); i += 4099) ASSERT_DOUBLE_EQ(got[i], -2.0) << i;
 }
 
+TEST(ExecutorTest, LoopBodyTemporariesShareTheCallersArena) {
+  // `pre` (1 MiB) dies before the loop; the body's two 1 MiB temporaries
+  // run in its bytes and the state's, not in an arena of their own, and
+  // the state (live from the loop's start) is never overwritten by them.
+  const char* text = R"(HloModule m
+cond {
+  c = (s32[], f32[262144]) parameter(0)
+  i = s32[] get-tuple-element(c), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  b = (s32[], f32[262144]) parameter(0)
+  i = s32[] get-tuple-element(b), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[262144] get-tuple-element(b), index=1
+  t1 = f32[262144] negate(v)
+  t2 = f32[262144] exponential(t1)
+  w = f32[262144] add(t2, v)
+  ROOT t = (s32[], f32[262144]) tuple(j, w)
+}
+ENTRY e {
+  a = f32[262144] parameter(0)
+  pre = f32[262144] negate(a)
+  x = f32[262144] negate(pre)
+  zero = s32[] constant(0)
+  init = (s32[], f32[262144]) tuple(zero, x)
+  loop = (s32[], f32[262144]) while(init), condition=cond, body=body
+  r = f32[262144] get-tuple-element(loop), index=1
+  ROOT s = f32[262144] negate(r)
+})";
+  auto exe = BuildText(text);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  constexpr int64_t kBuf = 262144 * 4;
+  // Apart, the body needed three buffers of its own beside the entry's two
+  // (pre, x/state): five. Shared: the state and at most two more at once.
+  EXPECT_LE((*exe)->memory().intermediates, 3 * kBuf + 4096) << (*exe)->memory().intermediates;
+  std::vector<Tensor> in = {MakeTensor(ET::kF32, {262144}, std::vector<double>(262144, 0.125))}, out;
+  ASSERT_TRUE((*exe)->Run(in, &out, {}).ok());
+  float v = 0.125f;
+  for (int trip = 0; trip < 4; ++trip) v = std::exp(-v) + v;
+  const std::vector<double> got = Values(out[0]);
+  for (size_t i = 0; i < got.size(); i += 4099) ASSERT_FLOAT_EQ(static_cast<float>(got[i]), -v) << i;
+}
+
 // A scan: ys[i] = i * x, with element 3 of the state the negated ys
 // before the trip's update. With `old_first`, the negation runs before the
 // update (feeding it a zero), so both results can be written in place;
