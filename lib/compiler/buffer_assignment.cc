@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "lib/compiler/ir_util.h"
 #include "lib/hlo/input_output_alias.h"
 #include "lib/program/dtype.h"
 
@@ -90,10 +91,16 @@ class Arena {
 int64_t Align(int64_t n) { return (n + 63) / 64 * 64; }
 
 // An elementwise fusion (reshapes included: they keep the element order)
-// runs as one pass over its lanes: its values never leave registers.
+// runs as one pass over its lanes: its values never leave registers. So
+// does a reduction of elementwise work by a simple reducer (an input
+// fusion), slice by slice in the runtime's bounded scratch.
 bool IsElementwiseFusion(const hlo::Computation& comp) {
+  const Instruction* root = comp.root();
+  const bool reduce_root = root != nullptr && root->opcode() == Opcode::kReduce && root->operand_count() == 2 &&
+                           root->to_apply() != nullptr && IsSimpleReducer(*root->to_apply());
   for (const Instruction* inst : comp.instructions()) {
     const Opcode op = inst->opcode();
+    if (reduce_root && inst == root) continue;
     if (op == Opcode::kParameter || op == Opcode::kConstant || op == Opcode::kTuple ||
         op == Opcode::kBroadcast || op == Opcode::kReshape || op == Opcode::kBitcast ||
         hlo::IsElementwise(op))

@@ -104,6 +104,23 @@ bool HasAnyOpcode(const hlo::Module& module, std::initializer_list<hlo::Opcode> 
   return false;
 }
 
+bool IsSimpleReducer(const hlo::Computation& reducer) {
+  const hlo::Instruction* root = reducer.root();
+  if (root == nullptr || root->operand_count() != 2 || !root->shape().IsScalar()) return false;
+  switch (root->opcode()) {
+    case hlo::Opcode::kAdd: case hlo::Opcode::kMultiply: case hlo::Opcode::kMaximum:
+    case hlo::Opcode::kMinimum: case hlo::Opcode::kAnd: case hlo::Opcode::kOr:
+      break;
+    default:
+      return false;
+  }
+  const hlo::Instruction* a = root->operand(0);
+  const hlo::Instruction* b = root->operand(1);
+  return a->opcode() == hlo::Opcode::kParameter && b->opcode() == hlo::Opcode::kParameter &&
+         a->attrs().parameter_number != b->attrs().parameter_number &&
+         reducer.parameters().size() == 2;
+}
+
 bool HasSideEffect(const Instruction& inst) {
   switch (inst.opcode()) {
     case Opcode::kParameter:

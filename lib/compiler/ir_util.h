@@ -57,6 +57,11 @@ hlo::Computation* AddScalarReducer(hlo::Module& module, NameUniquer& names, hlo:
 hlo::Instruction* AddReduceBroadcast(hlo::Computation* comp, NameUniquer& names, hlo::Instruction* x,
                                      int64_t dim, hlo::Computation* reducer, double init);
 
+// A reducer computing op(p0, p1) of its two scalar parameters with op one
+// of add, multiply, maximum, minimum, and, or: what the runtime's fused
+// reductions run (lib/kernels/fused_reduce.h).
+bool IsSimpleReducer(const hlo::Computation& reducer);
+
 // Whether any computation of `module` has an instruction with one of
 // `ops`: passes that rewrite rare operators check this before building
 // their name tables and orders.

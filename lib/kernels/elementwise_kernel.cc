@@ -96,7 +96,7 @@ ElementwiseKernel::ElementwiseKernel(ExprProgram program, Runner runner)
 
 void ElementwiseKernel::RunRangeF32(ThreadState& ts, int64_t begin, int64_t end,
                                     const std::vector<const Buf*>& params,
-                                    const std::vector<Buf*>& outs) {
+                                    const std::vector<Buf*>& outs, int64_t origin) {
   const F32Plan& plan = *f32_plan_;
   const auto& inputs = program_.inputs();
   auto source = [&](int input) -> const uint8_t* {
@@ -111,7 +111,7 @@ void ElementwiseKernel::RunRangeF32(ThreadState& ts, int64_t begin, int64_t end,
                    &ts.f32_scalars[i]);
   bool streaming = true;
   for (size_t j = 0; j < outs.size(); ++j) {
-    ts.f32_dsts[j] = outs[j]->data + begin * outs[j]->elem_size;
+    ts.f32_dsts[j] = outs[j]->data + (begin - origin) * outs[j]->elem_size;
     streaming = streaming && outs[j]->bytes >= kStreamingBytes &&
                 reinterpret_cast<uintptr_t>(ts.f32_dsts[j]) % 64 == 0;
   }
@@ -141,34 +141,36 @@ void ElementwiseKernel::RunRangeF32(ThreadState& ts, int64_t begin, int64_t end,
 
 void ElementwiseKernel::RunRangeNarrowing(ThreadState& ts, int64_t begin, int64_t end,
                                           const std::vector<const Buf*>& params,
-                                          const std::vector<Buf*>& outs) {
+                                          const std::vector<Buf*>& outs, int64_t origin) {
   const ExprInput& in = program_.inputs()[0];
   const float* src = reinterpret_cast<const float*>(
       in.parameter >= 0 ? params[in.parameter]->data : in.constant.data());
   Buf& o = *outs[0];
-  uint16_t* dst = reinterpret_cast<uint16_t*>(o.data);
+  uint16_t* dst = reinterpret_cast<uint16_t*>(o.data);  // lane t at dst[t - origin]
   // Rounding may overflow to inf: the exponent field of the result tells.
   const uint16_t exp_mask = o.type == ElementType::kBF16 ? 0x7f80 : 0x7c00;
   constexpr int64_t kBlock = 4096;  // stays in L1 for the check
   uint16_t bad = 0;
   for (int64_t t = begin; t < end; t += kBlock) {
     const int64_t n = std::min(kBlock, end - t);
-    StoreFromDomain(o.type, src + t, n, reinterpret_cast<uint8_t*>(dst + t));
-    for (int64_t i = 0; i < n; ++i) bad |= static_cast<uint16_t>((dst[t + i] & exp_mask) == exp_mask);
+    uint16_t* d = dst + (t - origin);
+    StoreFromDomain(o.type, src + t, n, reinterpret_cast<uint8_t*>(d));
+    for (int64_t i = 0; i < n; ++i) bad |= static_cast<uint16_t>((d[i] & exp_mask) == exp_mask);
   }
   ts.nonfinite.assign(1, bad != 0);
 }
 
 void ElementwiseKernel::RunRange(ThreadState& ts, int64_t begin, int64_t end,
                                  const std::vector<const Buf*>& params,
-                                 const std::vector<Buf*>& outs, const ExprRunContext& ctx) {
+                                 const std::vector<Buf*>& outs, const ExprRunContext& ctx,
+                                 int64_t origin) {
   // Stochastic rounding draws per lane in the interpreter's converts.
   if (f32_plan_ && !(ctx.stochastic_rounding && f32_plan_->rounds_converts)) {
-    RunRangeF32(ts, begin, end, params, outs);
+    RunRangeF32(ts, begin, end, params, outs, origin);
     return;
   }
   if (narrowing_convert_ && !ctx.stochastic_rounding) {
-    RunRangeNarrowing(ts, begin, end, params, outs);
+    RunRangeNarrowing(ts, begin, end, params, outs, origin);
     return;
   }
   const auto& inputs = program_.inputs();
@@ -222,7 +224,7 @@ void ElementwiseKernel::RunRange(ThreadState& ts, int64_t begin, int64_t end,
     program_.Eval(ts.in_ptrs.data(), n, t, ts.scratch, ctx, ts.out_regs.data());
     for (size_t j = 0; j < outs.size(); ++j) {
       Buf& o = *outs[j];
-      uint8_t* dst = o.data + t * o.elem_size;
+      uint8_t* dst = o.data + (t - origin) * o.elem_size;
       const bool f32 = o.type == ElementType::kF32;
       if (f32 && o.bytes >= kStreamingBytes && reinterpret_cast<uintptr_t>(dst) % 32 == 0)
         StreamF32(static_cast<const float*>(ts.out_regs[j]), n, reinterpret_cast<float*>(dst));
@@ -235,6 +237,12 @@ void ElementwiseKernel::RunRange(ThreadState& ts, int64_t begin, int64_t end,
     }
   }
   _mm_sfence();  // streaming stores visible before the range counts as done
+}
+
+void ElementwiseKernel::RunSlice(int slot, const std::vector<const Buf*>& params, Buf& out,
+                                 int64_t begin, int64_t end, const ExprRunContext& ctx) {
+  std::vector<Buf*> outs = {&out};
+  RunRange(threads_[static_cast<size_t>(slot)], begin, end, params, outs, ctx, begin);
 }
 
 void ElementwiseKernel::Run(const std::vector<const Buf*>& params, const std::vector<Buf*>& outs,

@@ -29,6 +29,14 @@ class ElementwiseKernel {
   void Run(const std::vector<const Buf*>& params, const std::vector<Buf*>& outs,
            const ExprRunContext& ctx, int threads);
 
+  // Lanes [begin, end) of a one-output program into `out`, whose data
+  // holds lane `begin` first (a slice of the whole), on the calling
+  // thread with the state of `slot` (0 or 1: two slices may run at once on
+  // different slots). `out.bytes` should be the slice's: a small slice is
+  // written through the cache, for its reader to find there.
+  void RunSlice(int slot, const std::vector<const Buf*>& params, Buf& out, int64_t begin,
+                int64_t end, const ExprRunContext& ctx);
+
   const ExprProgram& program() const { return program_; }
   bool uses_f32_tiles() const { return f32_plan_.has_value(); }
 
@@ -46,14 +54,17 @@ class ElementwiseKernel {
     std::vector<float> f32_scalars;
     std::vector<void*> f32_dsts;
   };
+  // Lanes [begin, end); each output's data holds lane `origin` first.
   void RunRange(ThreadState& ts, int64_t begin, int64_t end,
                 const std::vector<const Buf*>& params, const std::vector<Buf*>& outs,
-                const ExprRunContext& ctx);
+                const ExprRunContext& ctx, int64_t origin = 0);
   void RunRangeF32(ThreadState& ts, int64_t begin, int64_t end,
-                   const std::vector<const Buf*>& params, const std::vector<Buf*>& outs);
+                   const std::vector<const Buf*>& params, const std::vector<Buf*>& outs,
+                   int64_t origin);
   // f32 -> bf16/f16 converts: one pass from storage to storage.
   void RunRangeNarrowing(ThreadState& ts, int64_t begin, int64_t end,
-                         const std::vector<const Buf*>& params, const std::vector<Buf*>& outs);
+                         const std::vector<const Buf*>& params, const std::vector<Buf*>& outs,
+                         int64_t origin);
 
   ExprProgram program_;
   std::optional<F32Plan> f32_plan_;

@@ -278,9 +278,14 @@ class ExprProgram::Builder {
 
 absl::StatusOr<ExprProgram> ExprProgram::Compile(const hlo::Computation& comp,
                                                  bool lanes_mode) {
+  if (comp.root() == nullptr) return absl::InvalidArgumentError("computation without root");
+  return CompileValue(*comp.root(), lanes_mode);
+}
+
+absl::StatusOr<ExprProgram> ExprProgram::CompileValue(const hlo::Instruction& value,
+                                                      bool lanes_mode) {
   ExprProgram p;
-  const hlo::Instruction* root = comp.root();
-  if (root == nullptr) return absl::InvalidArgumentError("computation without root");
+  const hlo::Instruction* root = &value;
   std::vector<const hlo::Instruction*> outs;
   if (root->opcode() == Opcode::kTuple) {
     for (auto* o : root->operands()) outs.push_back(o);

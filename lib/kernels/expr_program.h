@@ -88,6 +88,9 @@ class ExprProgram {
   // root's shape. Fails (with a reason) when something is not elementwise.
   static absl::StatusOr<ExprProgram> Compile(const hlo::Computation& comp,
                                              bool lanes_mode);
+  // The same for one value of a computation (a fused reduction's operand):
+  // the program computes `value` from its computation's parameters.
+  static absl::StatusOr<ExprProgram> CompileValue(const hlo::Instruction& value, bool lanes_mode);
   // One elementwise instruction, its operands as parameters 0..n-1.
   // Operands flagged in `splat` are fed as a single element (the scalar
   // under a broadcast) instead of a full array.

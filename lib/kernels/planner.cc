@@ -17,6 +17,7 @@
 #include "lib/kernels/dot_conv.h"
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/elementwise_kernel.h"
+#include "lib/kernels/fused_reduce.h"
 #include "lib/kernels/fft.h"
 #include "lib/kernels/support.h"
 #include "lib/kernels/thread_pool.h"
@@ -904,6 +905,26 @@ absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr)
           }
           plan.steps.push_back({instr.name(), [k, ins, outs](RunCtx& ctx) {
             k->Run(ins, outs, ctx.expr, ctx.opts->threads);
+            return absl::OkStatus();
+          }, outs});
+          return absl::OkStatus();
+        }
+      }
+      // A reduction of elementwise work (an input fusion): slice by slice,
+      // the reduced value never whole.
+      if (callee->root() != nullptr && callee->root()->opcode() == Opcode::kReduce && shape.IsArray()) {
+        absl::StatusOr<std::unique_ptr<FusedReduceKernel>> fused = FusedReduceKernel::Plan(instr);
+        if (fused.ok()) {
+          std::shared_ptr<FusedReduceKernel> k = std::move(*fused);
+          std::vector<Buf*> outs = NewLeaves(shape, Buf::Role::kOwned, /*shareable=*/true);
+          values_[&instr] = outs;
+          std::vector<const Buf*> ins;
+          for (const auto* o : instr.operands()) {
+            const auto& l = Leaves(o);
+            ins.push_back(l.empty() ? nullptr : l[0]);
+          }
+          plan.steps.push_back({instr.name(), [k, ins, out = outs[0]](RunCtx& ctx) {
+            k->Run(ins, *out, ctx.expr, ctx.opts->threads);
             return absl::OkStatus();
           }, outs});
           return absl::OkStatus();

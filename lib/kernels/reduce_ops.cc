@@ -20,9 +20,16 @@ using ET = hlo::ElementType;
 class ReduceKernel : public ReduceLikeKernel {
  public:
   absl::Status Init(const hlo::Instruction& instr) {
-    n_ops_ = static_cast<int>(instr.operand_count() / 2);
-    const hlo::Shape& in = instr.operand(0)->shape();
-    const auto& rdims = instr.attrs().dimensions;
+    std::vector<ET> types;
+    for (size_t i = 0; i < instr.operand_count() / 2; ++i) types.push_back(instr.operand(i)->shape().type);
+    if (instr.to_apply() == nullptr) return absl::InvalidArgumentError("reduce without a reducer");
+    return Init(types, instr.operand(0)->shape(), instr.attrs().dimensions, *instr.to_apply());
+  }
+
+  // Operands of `types`, each shaped `in`, reduced over `rdims`.
+  absl::Status Init(const std::vector<ET>& types, const hlo::Shape& in, const std::vector<int64_t>& rdims,
+                    const hlo::Computation& reducer) {
+    n_ops_ = static_cast<int>(types.size());
     std::vector<int64_t> strides = RowMajorStrides(in.dims);
     std::vector<int64_t> kept, red;
     for (int64_t d = 0; d < in.rank(); ++d)
@@ -45,10 +52,10 @@ class ReduceKernel : public ReduceLikeKernel {
     trailing_ = reduced_inner_ && red.front() == in.rank() - static_cast<int64_t>(red.size());
     for (int64_t d : red) reduced_count_ *= in.dims[d];
     if (!trailing_) roff_ = offsets(red);
-    absl::StatusOr<ScalarFn> fn = ScalarFn::CompileReducer(*instr.to_apply());
+    absl::StatusOr<ScalarFn> fn = ScalarFn::CompileReducer(reducer);
     if (!fn.ok()) return fn.status();
     fn_ = std::make_unique<ScalarFn>(std::move(*fn));
-    for (int i = 0; i < n_ops_; ++i) types_.push_back(instr.operand(i)->shape().type);
+    types_ = types;
     fast_op_ = n_ops_ == 1 ? fn_->simple_binary_op() : Opcode::kUnknown;
     if (fast_op_ != Opcode::kUnknown && !FastOpOk(fast_op_, types_[0])) fast_op_ = Opcode::kUnknown;
     int64_t lanes = std::min<int64_t>(static_cast<int64_t>(base_.size()), ExprProgram::kTile);
@@ -119,6 +126,10 @@ class ReduceKernel : public ReduceLikeKernel {
     }
   }
 
+  // The reducer runs as Combine's typed step (accumulating in double or
+  // int64, stored once in the output's type, whatever it is).
+  bool simple() const { return fast_op_ != Opcode::kUnknown; }
+
   void Run(const std::vector<const Buf*>& ins, const std::vector<Buf*>& outs, int threads) override {
     threads_ = threads;
     if (fast_op_ != Opcode::kUnknown) {
@@ -187,6 +198,17 @@ class ReduceKernel : public ReduceLikeKernel {
 };
 
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanSimpleReduce(hlo::ElementType type,
+                                                                   const hlo::Shape& in,
+                                                                   const std::vector<int64_t>& dims,
+                                                                   const hlo::Computation& reducer) {
+  auto k = std::make_unique<ReduceKernel>();
+  absl::Status s = k->Init({type}, in, dims, reducer);
+  if (!s.ok()) return s;
+  if (!k->simple()) return absl::UnimplementedError("not a simple reducer (add, multiply, maximum, minimum, and, or)");
+  return std::unique_ptr<ReduceLikeKernel>(std::move(k));
+}
 
 absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanReduce(const hlo::Instruction& instr) {
   auto k = std::make_unique<ReduceKernel>();

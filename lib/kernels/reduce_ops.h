@@ -26,6 +26,16 @@ class ReduceLikeKernel {
 
 absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanReduce(const hlo::Instruction& instr);
 
+// One operand of `type` shaped `in`, reduced over `dims` by a simple
+// reducer (`op(p0, p1)`: add, multiply, maximum, minimum, and, or), which
+// accumulates in double (int64 for integers) and stores in whatever type
+// the output Buf has: an f64 output keeps partial results exact for a
+// caller that combines them (fused_reduce.h). Fails for other reducers.
+absl::StatusOr<std::unique_ptr<ReduceLikeKernel>> PlanSimpleReduce(hlo::ElementType type,
+                                                                   const hlo::Shape& in,
+                                                                   const std::vector<int64_t>& dims,
+                                                                   const hlo::Computation& reducer);
+
 }  // namespace neuron::kernels
 
 #endif  // NEURON_LIB_KERNELS_REDUCE_OPS_H_

@@ -1,6 +1,7 @@
 // Each pass on small modules: it does its rewrite, leaves the module valid,
 // and leaves alone what it must not touch.
 #include "gtest/gtest.h"
+#include "lib/compiler/buffer_assignment.h"
 #include "lib/compiler/ir_util.h"
 #include "lib/compiler/passes/passes.h"
 #include "lib/compiler/diagnostics.h"
@@ -358,6 +359,51 @@ ENTRY e {
   EXPECT_TRUE(RunPass(*aggressive, m3));
   EXPECT_EQ(CountInEntry(*m3, Opcode::kReduce), 0);
   EXPECT_EQ(m3->entry()->root()->opcode(), Opcode::kFusion);
+}
+
+TEST(ElementwiseFusionPassTest, ReductionsTakeTheirOperandsProducers) {
+  // sum(convert(x) * w) over the last dim: the convert and the product fuse
+  // into the reduce (an input fusion), so the plan holds no f32 [64, 4096]
+  // value; a reduce whose reducer is not op(p0, p1) stays apart.
+  const char* text = R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+odd {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  s = f32[] add(a, b)
+  ROOT t = f32[] multiply(s, s)
+}
+ENTRY e {
+  x = bf16[64,4096] parameter(0)
+  w = f32[4096] parameter(1)
+  xc = f32[64,4096] convert(x)
+  wb = f32[64,4096] broadcast(w), dimensions={1}
+  m = f32[64,4096] multiply(xc, wb)
+  z = f32[] constant(0)
+  r = f32[64] reduce(m, z), dimensions={1}, to_apply=add
+  e2 = f32[64,4096] exponential(xc)
+  q = f32[64] reduce(e2, z), dimensions={1}, to_apply=odd
+  ROOT t = (f32[64], f32[64]) tuple(r, q)
+})";
+  auto m = ParseOrDie(text);
+  const int64_t before = AssignBuffers(*m).memory.scratch_peak;
+  auto pass = MakeElementwiseFusionPass({});
+  ASSERT_TRUE(RunPass(*pass, m));
+  const hlo::Instruction* r = m->entry()->root()->operand(0);
+  ASSERT_EQ(r->opcode(), Opcode::kFusion);
+  EXPECT_EQ(r->attrs().fusion_kind, "kInput");
+  EXPECT_EQ(r->to_apply()->root()->opcode(), Opcode::kReduce);
+  EXPECT_EQ(CountInEntry(*m, Opcode::kMultiply), 0);
+  // The odd reducer's reduce stays a plain reduce of a (fused) value.
+  EXPECT_EQ(m->entry()->root()->operand(1)->opcode(), Opcode::kReduce);
+  const int64_t after = AssignBuffers(*m).memory.scratch_peak;
+  constexpr int64_t kValue = 64 * 4096 * 4;
+  EXPECT_GE(before, 2 * kValue);  // xc with m or e2
+  EXPECT_LT(after, before - kValue + 4096) << "before " << before << ", after " << after;
 }
 
 TEST(FusedF32IntermediatesPassTest, NarrowChainsComputeInF32AndRoundAtTheEdge) {

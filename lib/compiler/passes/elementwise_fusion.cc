@@ -4,8 +4,10 @@
 // executor evaluates in one pass over the output, so intermediates are never
 // written to memory. A producer is absorbed only when all its users are in
 // the same fusion, except cheap ones (broadcasts, constants, iota), which
-// are duplicated rather than materialized. With fuse_reduce_producers (O3,
-// transformer) a reduce feeding only the fusion is absorbed too.
+// are duplicated rather than materialized. A reduce with a simple reducer
+// is a root too: its operand's producers fuse into it (XLA's input
+// fusion). With fuse_reduce_producers (O3, transformer) a reduce feeding
+// only the fusion is absorbed into its consumer instead.
 #include <algorithm>
 #include <queue>
 
@@ -26,7 +28,23 @@ bool Plain(const Instruction& inst) {
   return inst.shape().IsArray() && !HasSideEffect(inst) && inst.control_predecessors().empty();
 }
 
+// A one-operand reduce by a simple reducer: its operand's elementwise
+// producers fuse into it (an input fusion), evaluated slice by slice
+// while it reduces, so the reduced value is never materialized.
+bool IsReduceRoot(const Instruction& inst) {
+  if (inst.opcode() != Opcode::kReduce || inst.operand_count() != 2 || !Plain(inst) ||
+      inst.to_apply() == nullptr || !IsSimpleReducer(*inst.to_apply()))
+    return false;
+  const hlo::Shape& value = inst.operand(0)->shape();
+  if (!value.IsArray() || value.rank() == 0 || hlo::IsComplex(value.type) || value.type == hlo::ElementType::kU64)
+    return false;
+  const Opcode op = inst.to_apply()->root()->opcode();
+  const bool logical = op == Opcode::kAnd || op == Opcode::kOr;
+  return !logical || !hlo::IsFloatingPoint(value.type);
+}
+
 bool IsFusibleRoot(const Instruction& inst) {
+  if (IsReduceRoot(inst)) return true;
   return Plain(inst) && hlo::IsElementwise(inst.opcode()) && inst.opcode() != Opcode::kRng;
 }
 
@@ -134,6 +152,16 @@ class ElementwiseFusion : public Pass {
           })) {
         continue;
       }
+      // A reduce gains only from work on its operand, not from its init.
+      if (root->opcode() == Opcode::kReduce &&
+          std::all_of(cl.members.begin(), cl.members.end(), [&](Instruction* m) {
+            return m == root || m->opcode() == Opcode::kConstant;
+          }) &&
+          std::all_of(cl.duplicates.begin(), cl.duplicates.end(), [](Instruction* d) {
+            return d->opcode() == Opcode::kConstant;
+          })) {
+        continue;
+      }
       for (Instruction* m : cl.members) taken.insert(m);
       clusters.push_back(std::move(cl));
     }
@@ -174,7 +202,7 @@ class ElementwiseFusion : public Pass {
     fused->set_root(clone_of.at(cl.root));
     hlo::Computation* body = module.AddComputation(std::move(fused));
     Instruction* fusion = AddInstruction(c, Opcode::kFusion, names.Get("fusion"), cl.root->shape(), fusion_operands);
-    fusion->attrs().fusion_kind = "kLoop";
+    fusion->attrs().fusion_kind = cl.root->opcode() == Opcode::kReduce ? "kInput" : "kLoop";
     fusion->attrs().metadata = cl.root->attrs().metadata;
     fusion->AddCalledComputation(body);
     position[fusion] = position[cl.root];
