@@ -48,30 +48,72 @@ void RowsAsOutputsAll(const float* x, int64_t m, const uint16_t* w, int64_t k, i
   if (r < m) RowsAsOutputs<1>(x, w, k, n, r, j0, j1, y);
 }
 
-// Outputs [j0, j1) of a [k, n] matrix: AXPYs of each W row's slice into
-// every y row, a panel of columns at a time so the m row slices stay in L1.
-void ColumnsAsOutputs(const float* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t j0, int64_t j1,
-                      float* y) {
-  constexpr int64_t kPanel = 256;
-  for (int64_t r = 0; r < m; ++r) std::fill(y + r * n + j0, y + r * n + j1, 0.0f);
-  for (int64_t p0 = j0; p0 < j1; p0 += kPanel) {
-    const int64_t p1 = std::min(j1, p0 + kPanel);
-    for (int64_t i = 0; i < k; ++i) {
-      const uint16_t* row = w + i * n;
-      int64_t j = p0;
-      for (; j + 8 <= p1; j += 8) {
-        const __m256 wv = Widen8(row + j);
-        for (int64_t r = 0; r < m; ++r) {
-          float* yr = y + r * n + j;
-          _mm256_storeu_ps(yr, _mm256_fmadd_ps(_mm256_set1_ps(x[r * k + i]), wv, _mm256_loadu_ps(yr)));
-        }
+// y[r, j0:j1] += sum over t < T of x[r, i + t] * W[i + t, j0:j1]: T rows of
+// a [k, n] matrix at once, each read front to back (T sequential streams,
+// which the prefetchers follow), every y vector loaded and stored once per
+// T rows instead of once per row. Two sums per vector halve the chain of
+// dependent multiply-adds.
+template <int T>
+void RowBlock(const float* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t i, int64_t j0,
+              int64_t j1, float* y) {
+  const uint16_t* wi = w + i * n;
+  int64_t j = j0;
+  if constexpr (T == 4) {
+    // Two vectors of columns per pass: each x broadcast feeds two products.
+    for (; j + 16 <= j1; j += 16) {
+      __m256 wv[T][2];
+      for (int t = 0; t < T; ++t) {
+        wv[t][0] = Widen8(wi + t * n + j);
+        wv[t][1] = Widen8(wi + t * n + j + 8);
       }
-      for (; j < p1; ++j) {
-        const float wv = Bf16ToF32(row[j]);
-        for (int64_t r = 0; r < m; ++r) y[r * n + j] += x[r * k + i] * wv;
+      for (int64_t r = 0; r < m; ++r) {
+        const float* xr = x + r * k + i;
+        float* yr = y + r * n + j;
+        __m256 a0 = _mm256_loadu_ps(yr), a1 = _mm256_loadu_ps(yr + 8);
+        __m256 x0 = _mm256_broadcast_ss(xr), x1 = _mm256_broadcast_ss(xr + 1);
+        __m256 b0 = _mm256_mul_ps(x1, wv[1][0]), b1 = _mm256_mul_ps(x1, wv[1][1]);
+        a0 = _mm256_fmadd_ps(x0, wv[0][0], a0);
+        a1 = _mm256_fmadd_ps(x0, wv[0][1], a1);
+        __m256 x2 = _mm256_broadcast_ss(xr + 2), x3 = _mm256_broadcast_ss(xr + 3);
+        a0 = _mm256_fmadd_ps(x2, wv[2][0], a0);
+        a1 = _mm256_fmadd_ps(x2, wv[2][1], a1);
+        b0 = _mm256_fmadd_ps(x3, wv[3][0], b0);
+        b1 = _mm256_fmadd_ps(x3, wv[3][1], b1);
+        _mm256_storeu_ps(yr, _mm256_add_ps(a0, b0));
+        _mm256_storeu_ps(yr + 8, _mm256_add_ps(a1, b1));
       }
     }
   }
+  for (; j + 8 <= j1; j += 8) {
+    __m256 wv[T];
+    for (int t = 0; t < T; ++t) wv[t] = Widen8(wi + t * n + j);
+    for (int64_t r = 0; r < m; ++r) {
+      const float* xr = x + r * k + i;
+      float* yr = y + r * n + j;
+      __m256 a = _mm256_loadu_ps(yr);
+      __m256 b = _mm256_setzero_ps();
+      for (int t = 0; t + 1 < T; t += 2) {
+        a = _mm256_fmadd_ps(_mm256_broadcast_ss(xr + t), wv[t], a);
+        b = _mm256_fmadd_ps(_mm256_broadcast_ss(xr + t + 1), wv[t + 1], b);
+      }
+      if (T % 2) a = _mm256_fmadd_ps(_mm256_broadcast_ss(xr + T - 1), wv[T - 1], a);
+      _mm256_storeu_ps(yr, _mm256_add_ps(a, b));
+    }
+  }
+  for (; j < j1; ++j)
+    for (int t = 0; t < T; ++t) {
+      const float wv = Bf16ToF32(wi[t * n + j]);
+      for (int64_t r = 0; r < m; ++r) y[r * n + j] += x[r * k + i + t] * wv;
+    }
+}
+
+// Outputs [j0, j1) of a [k, n] matrix, eight of its rows at a time.
+void ColumnsAsOutputs(const float* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t j0, int64_t j1,
+                      float* y) {
+  for (int64_t r = 0; r < m; ++r) std::fill(y + r * n + j0, y + r * n + j1, 0.0f);
+  int64_t i = 0;
+  for (; i + 4 <= k; i += 4) RowBlock<4>(x, m, w, k, n, i, j0, j1, y);
+  for (; i < k; ++i) RowBlock<1>(x, m, w, k, n, i, j0, j1, y);
 }
 
 // Below this many weights a second thread costs more than it saves.
