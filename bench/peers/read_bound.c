@@ -1,0 +1,66 @@
+/* The read bound of a decode step: BYTES read once by a plain AVX2 loop
+ * (sums of 32-byte loads, so nothing is optimised away) on THREADS threads,
+ * best of RUNS; prints GB/s (1e9 bytes). The buffer is touched first, so
+ * page faults are not counted.
+ * Usage: read_bound THREADS RUNS MIB */
+#include <immintrin.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint8_t* buf;
+static size_t bytes;
+static int threads;
+static volatile float sink;
+
+static void* read_part(void* arg) {
+  const long t = (long)arg;
+  const size_t lo = bytes * t / threads / 128 * 128, hi = t + 1 == threads ? bytes / 128 * 128 : bytes * (t + 1) / threads / 128 * 128;
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (size_t i = lo; i < hi; i += 128) {
+    s0 = _mm256_add_ps(s0, _mm256_load_ps((const float*)(buf + i)));
+    s1 = _mm256_add_ps(s1, _mm256_load_ps((const float*)(buf + i + 32)));
+    s2 = _mm256_add_ps(s2, _mm256_load_ps((const float*)(buf + i + 64)));
+    s3 = _mm256_add_ps(s3, _mm256_load_ps((const float*)(buf + i + 96)));
+  }
+  float out[8];
+  _mm256_storeu_ps(out, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+  sink = out[0];
+  return NULL;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char** argv) {
+  threads = argc > 1 ? atoi(argv[1]) : 2;
+  const int runs = argc > 2 ? atoi(argv[2]) : 10;
+  const size_t mib = argc > 3 ? strtoul(argv[3], NULL, 10) : 512;
+  if (threads < 1 || threads > 256 || runs < 1 || mib < 1 || mib > (1u << 20)) {
+    fprintf(stderr, "usage: read_bound THREADS RUNS MIB\n");
+    return 2;
+  }
+  bytes = mib << 20;
+  if (posix_memalign((void**)&buf, 64, bytes) != 0) {
+    fprintf(stderr, "read_bound: cannot allocate %zu MiB\n", mib);
+    return 1;
+  }
+  memset(buf, 1, bytes);
+  double best = 1e30;
+  pthread_t tid[256];
+  for (int r = 0; r < runs; ++r) {
+    const double t0 = now();
+    for (long t = 0; t < threads; ++t) pthread_create(&tid[t], NULL, read_part, (void*)t);
+    for (int t = 0; t < threads; ++t) pthread_join(tid[t], NULL);
+    const double dt = now() - t0;
+    if (dt < best) best = dt;
+  }
+  printf("%.2f\n", bytes / best / 1e9);
+  return 0;
+}
