@@ -70,6 +70,7 @@ PassPipeline BuildPipeline(const CompileOptions& o) {
     p.Add(MakeCsePass());
     p.Add(MakeTransposeFoldingPass(false));
     if (o.model_type == ModelType::kUnetInference) p.Add(MakeTransposeFoldingPass(true));
+    p.Add(MakeDotConvertFoldingPass());
   }
   if (o.optlevel >= 3) {
     // A second round catches what folding and CSE exposed.

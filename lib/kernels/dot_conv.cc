@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "lib/kernels/bf16_skinny_product.h"
+#include "lib/kernels/skinny_product.h"
 #include "lib/kernels/complex_conv.h"
 #include "lib/kernels/data_movement.h"
 #include "lib/kernels/depthwise_conv.h"
@@ -253,7 +253,7 @@ class GeneralDot : public DotKernel {
       rhs_.NeedBf16();
     }
     out_type_ = out.type;
-    if (Bf16VectorTimesMatrix()) {
+    if (FewRowsTimesNarrowMatrix()) {
       lhs_.NoWiden();
       rhs_.NoWiden();
       result_.resize(0);
@@ -261,11 +261,13 @@ class GeneralDot : public DotKernel {
     return absl::OkStatus();
   }
 
-  // A few bf16 rows (one token, a short prompt) times a bf16 matrix with
-  // no low-precision matmul: Run reads the matrix as stored (Bf16Gemv).
-  bool Bf16VectorTimesMatrix() const {
-    return !low_precision_ && !byte_floats_ && m_ <= kBf16SkinnyRows && !ta_ && dom_ == Domain::kF32 &&
-           lhs_type_ == ET::kBF16 && rhs_type_ == ET::kBF16;
+  // A few rows (one token, a short prompt) times a bf16, f16 or fp8 matrix
+  // with no low-precision matmul for it: Run reads the matrix as stored
+  // (SkinnyGemv), fp8 weights included, whether the program converted them
+  // itself or the compiler folded that convert into this dot.
+  bool FewRowsTimesNarrowMatrix() const {
+    return !low_precision_ && !byte_floats_ && m_ <= kSkinnyRows && !ta_ && dom_ == Domain::kF32 &&
+           hlo::IsFloatingPoint(lhs_type_) && IsSkinnyWeightType(rhs_type_);
   }
 
   void Run(const Buf& lhs, const Buf& rhs, Buf& out) override {
@@ -296,9 +298,8 @@ class GeneralDot : public DotKernel {
     // A few bf16 rows times a bf16 matrix (an LLM's projections and
     // logits): the matrix is read as stored, not widened whole to f32
     // first (1.2 GB of scratch for gemma3's logits).
-    if (Bf16VectorTimesMatrix()) {
-      Bf16Gemv(reinterpret_cast<const uint16_t*>(lhs_.Permute(lhs)),
-               reinterpret_cast<const uint16_t*>(rhs_.Permute(rhs)), out);
+    if (FewRowsTimesNarrowMatrix()) {
+      SkinnyGemv(lhs_.Permute(lhs), rhs_.Permute(rhs), out);
       return;
     }
     const void* a = lhs_.Prepare(lhs);
@@ -318,14 +319,13 @@ class GeneralDot : public DotKernel {
   void* Result(Buf& out) { return out_in_place_ ? static_cast<void*>(out.data) : result_.data(); }
 
   // out[b, m, n] = sum_k x[b, m, k] w[b, k, n] (w as [N, K] with tb_) for a
-  // few rows m, in f32 from the bf16 operands as stored, w read once.
-  void Bf16Gemv(const uint16_t* x, const uint16_t* w, Buf& out) {
+  // few rows m, in f32 from the operands as stored, w read once.
+  void SkinnyGemv(const uint8_t* x, const uint8_t* w, Buf& out) {
     std::vector<float> xs(static_cast<size_t>(m_ * k_)), acc(static_cast<size_t>(m_ * n_));
+    const int64_t x_bytes = hlo::StorageBytes(lhs_type_), w_bytes = hlo::StorageBytes(rhs_type_);
     for (int64_t bt = 0; bt < batch_; ++bt) {
-      const uint16_t* xb = x + bt * m_ * k_;
-      const uint16_t* wb = w + bt * k_ * n_;
-      for (int64_t i = 0; i < m_ * k_; ++i) xs[i] = Bf16ToF32(xb[i]);
-      Bf16SkinnyProduct(xs.data(), m_, wb, k_, n_, tb_, acc.data(), GemmThreads());
+      LoadToDomain(lhs_type_, x + bt * m_ * k_ * x_bytes, m_ * k_, xs.data());
+      SkinnyProduct(xs.data(), m_, w + bt * k_ * n_ * w_bytes, rhs_type_, k_, n_, tb_, acc.data(), GemmThreads());
       Buf slice = out;
       slice.data = out.data + bt * m_ * n_ * out.elem_size;
       slice.count = m_ * n_;

@@ -406,6 +406,32 @@ ENTRY e {
   EXPECT_LT(after, before - kValue + 4096) << "before " << before << ", after " << after;
 }
 
+TEST(DotConvertFoldingPassTest, SkinnyDotsReadExactlyWidenedWeightsAsStored) {
+  // fp8 weights widened to bf16 for a one-token product: the dot reads the
+  // fp8 weights. Not folded: a narrowing convert (it rounds), and a product
+  // with more than 16 rows (prefill: the matmul wants bf16 operands).
+  auto m = ParseOrDie(R"(HloModule m
+ENTRY e {
+  x = bf16[1,64] parameter(0)
+  w = f8e4m3fn[128,64] parameter(1)
+  wc = bf16[128,64] convert(w)
+  y = bf16[1,128] dot(x, wc), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  v = f32[128,64] parameter(2)
+  vc = bf16[128,64] convert(v)
+  z = bf16[1,128] dot(x, vc), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  p = bf16[32,64] parameter(3)
+  q = bf16[32,128] dot(p, wc), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT t = (bf16[1,128], bf16[1,128], bf16[32,128]) tuple(y, z, q)
+})");
+  auto pass = MakeDotConvertFoldingPass();
+  EXPECT_TRUE(RunPass(*pass, m));
+  const hlo::Instruction* root = m->entry()->root();
+  EXPECT_EQ(root->operand(0)->operand(1)->opcode(), Opcode::kParameter);  // reads w
+  EXPECT_EQ(root->operand(0)->operand(1)->shape().type, hlo::ElementType::kF8E4M3FN);
+  EXPECT_EQ(root->operand(1)->operand(1)->opcode(), Opcode::kConvert);  // f32 -> bf16 rounds
+  EXPECT_EQ(root->operand(2)->operand(1)->opcode(), Opcode::kConvert);  // 32 rows
+}
+
 TEST(FusedF32IntermediatesPassTest, NarrowChainsComputeInF32AndRoundAtTheEdge) {
   auto m = ParseOrDie(R"(HloModule m
 ENTRY e {

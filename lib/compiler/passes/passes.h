@@ -20,6 +20,7 @@ std::unique_ptr<Pass> MakeConstantFoldingPass();           // "constant-folding"
 std::unique_ptr<Pass> MakeAlgebraicSimplifierPass();       // "algebraic-simplifier"
 std::unique_ptr<Pass> MakeCsePass();                       // "cse"
 std::unique_ptr<Pass> MakeTransposeFoldingPass(bool convolutions);  // "transpose-folding[-conv]"
+std::unique_ptr<Pass> MakeDotConvertFoldingPass();         // "dot-convert-folding"
 
 struct FusionConfig {
   bool fuse_reduce_producers = false;  // O3 / transformer: reduce into its elementwise consumer

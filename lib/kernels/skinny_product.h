@@ -1,0 +1,32 @@
+// y = x . W for a few f32 rows x and a matrix W of narrow floats read as
+// stored (bf16, f16, f8e4m3fn, f8e5m2): the products of LLM decoding (one
+// token, or a short prompt), where every weight is read once. Each weight
+// is widened in registers (AVX2, F16C) and the output columns are split
+// over the threads, so each streams its own part of W. fp8 weights are read
+// as they are stored, so a weight-only fp8 checkpoint's product reads half
+// the bytes of bf16 and is never widened into memory first.
+#ifndef NEURON_LIB_KERNELS_SKINNY_PRODUCT_H_
+#define NEURON_LIB_KERNELS_SKINNY_PRODUCT_H_
+
+#include <cstdint>
+
+#include "lib/hlo/shape.h"
+
+namespace neuron::kernels {
+
+// Rows up to which the product reads W once for all of them.
+inline constexpr int64_t kSkinnyRows = 16;
+
+// The weight types SkinnyProduct reads.
+bool IsSkinnyWeightType(hlo::ElementType type);
+
+// y[r, j] = sum_i x[r, i] * W(i, j) for r < m, j < n, i < k; x and y row
+// major. W(i, j) is element j * k + i of `w` when `w_rows_are_outputs` (W
+// stored transposed, [n, k]) and i * n + j otherwise ([k, n]); `w_type` is
+// one IsSkinnyWeightType accepts. Sums in f32.
+void SkinnyProduct(const float* x, int64_t m, const void* w, hlo::ElementType w_type, int64_t k, int64_t n,
+                   bool w_rows_are_outputs, float* y, int threads);
+
+}  // namespace neuron::kernels
+
+#endif  // NEURON_LIB_KERNELS_SKINNY_PRODUCT_H_
