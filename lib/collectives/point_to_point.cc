@@ -142,6 +142,7 @@ struct Incoming {
   in_addr_t from = 0;
   Hello hello{};
   size_t hello_done = 0;
+  int from_port = 0;
   Clock::time_point identify_by;  // the hello must be complete by then
   Clock::time_point deadline;     // and matched with an accept by then
 };
@@ -166,8 +167,9 @@ void Stray(Lnc& l, Incoming& in, const std::string& why) {
     in_addr a{};
     a.s_addr = in.from;
     inet_ntop(AF_INET, &a, ip, sizeof(ip));
-    NEURON_LOG(NRT, kWarn, "lnc %d's send/recv listener ignored a connection from %s: %s%s", l.id,
-               ip, why, ++l.logged == kLoggedStrays ? " (further ones are not logged)" : "");
+    NEURON_LOG(NRT, kWarn, "lnc %d's send/recv listener ignored a connection from %s:%d: %s%s",
+               l.id, ip, in.from_port, why,
+               ++l.logged == kLoggedStrays ? " (further ones are not logged)" : "");
   }
   if (in.fd >= 0) close(in.fd);
   in.fd = -1;
@@ -475,6 +477,7 @@ void ServeListener(Lnc& l, Clock::time_point now, Clock::time_point* next) {
     Incoming in;
     in.fd = fd;
     in.from = from.sin_addr.s_addr;
+    in.from_port = ntohs(from.sin_port);
     in.identify_by = now + std::min<Clock::duration>(kIdentifyWindow, l.timeout);
     in.deadline = now + l.timeout;
     l.incoming.push_back(in);

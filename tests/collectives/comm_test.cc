@@ -549,6 +549,22 @@ TEST(Communicator, RootCommIdProblemsFailAtOnce) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 3.0);
 }
 
+// NEURON_RT_EXEC_TIMEOUT far past any job: bounded before it is added to
+// the clock, where it would wrap into a deadline in the past.
+TEST(Communicator, HugeTimeoutDoesNotWrap) {
+  JobOptions o;
+  o.base.world = 2;
+  o.base.timeout_s = ~uint64_t{0};
+  auto results = RunJob(o, [](Communicator& c) {
+    float v = 1;
+    return c.AllReduce(&v, &v, 1, DataType::kF32, ReduceOp::kSum).ok() && v == 2 &&
+                   c.Barrier().ok()
+               ? 0
+               : 1;
+  });
+  ExpectAllZero(results);
+}
+
 TEST(Communicator, MalformedReplicaGroups) {
   EXPECT_EQ(ValidateGroups({}, 4), "");
   EXPECT_EQ(ValidateGroups({{0, 1}, {2, 3}}, 4), "");

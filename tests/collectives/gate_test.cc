@@ -97,6 +97,34 @@ TEST(Gate, EveryStrangerIsDroppedAndTheRankAdmitted) {
   }
 }
 
+// More silent strangers than the gate holds: the rest wait in the
+// listener's backlog, each gets its window in turn, and the rank behind
+// them is admitted in the end.
+TEST(Gate, ConnectionsBeyondTheCapWaitTheirTurn) {
+  const int lfd = Listener();
+  const sockaddr_in at = net::LocalAddr(lfd);
+  // Silent connections, in the backlog before the rank's.
+  std::vector<int> idle;
+  for (int i = 0; i < 6; ++i) {
+    auto fd = net::Connect(at, net::Clock::now() + std::chrono::seconds(5), nullptr);
+    ASSERT_TRUE(fd.ok());
+    idle.push_back(*fd);
+  }
+  GateOptions g = Options("");
+  g.max_pending = 2;
+  g.identify = std::chrono::milliseconds(200);
+  Gate gate(lfd, g);
+  Dialer rank(lfd, "");
+  auto a = gate.Next(net::Clock::now() + std::chrono::seconds(20));
+  ASSERT_TRUE(a.ok()) << a.status() << gate.Strays();
+  close(a->fd);
+  rank.thread.join();
+  EXPECT_TRUE(rank.status.ok()) << rank.status;
+  EXPECT_EQ(gate.ignored(), 6) << gate.Strays();
+  for (int fd : idle) close(fd);
+  close(lfd);
+}
+
 TEST(Gate, ARankWithAnotherSecretIsRefusedAndToldWhy) {
   const int lfd = Listener();
   Gate gate(lfd, Options("right"));
