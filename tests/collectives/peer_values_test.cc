@@ -12,6 +12,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "lib/collectives/comm_impl.h"
 #include "lib/collectives/communicator.h"
 #include "lib/collectives/gate.h"
 #include "lib/collectives/net.h"
@@ -120,6 +121,20 @@ TEST(PeerValues, BarrierVerdictOutsideTheWorld) {
     (void)net::RecvAll(fd, &byte, 1, d);  // until rank 1 closes
   });
   EXPECT_NE(err.find("barrier verdict names rank 99, outside 0..1"), std::string::npos) << err;
+}
+
+// A lost rank named by a peer (rank 0's verdict, the word another rank of
+// the host wrote in the shared segment) outside the world is reported as
+// such, not used to look up its host.
+TEST(PeerValues, LostRankOutsideTheWorld) {
+  Communicator::Impl impl;
+  impl.world = 2;
+  impl.peers.resize(2);
+  for (int lost : {-7, 2, 1 << 30}) {
+    absl::Status st = impl.Lost(lost, "");
+    EXPECT_EQ(NrtStatusOf(st), NRT_TIMEOUT);
+    EXPECT_NE(std::string(st.message()).find("outside 0..1"), std::string::npos) << st;
+  }
 }
 
 }  // namespace
