@@ -13,6 +13,36 @@
 namespace neuron::collectives {
 namespace {
 
+// A peer's endpoint name shorter than this provider's addresses would be
+// read past its end by fi_av_insert: refused, naming the rank.
+TEST(FabricTransport, AnEndpointNameOfTheWrongLengthIsRefused) {
+  const std::string provider = BestFabricProvider();
+  if (provider.empty()) GTEST_SKIP() << "no libfabric provider here";
+  net::Deadline deadline = net::Clock::now() + std::chrono::seconds(10);
+  TransportSetup s;
+  s.rank = 1;
+  s.world = 2;
+  sockaddr_in lo = *net::ParseHost("127.0.0.1");
+  s.addrs = {lo, lo};
+  s.all_gather = [&](const std::string& mine) -> absl::StatusOr<std::vector<std::string>> {
+    if (mine[0] != 'F') return absl::UnavailableError("no endpoint here");
+    const std::string short_name = mine.substr(0, mine.find('\0') + 1) + "abc";
+    return std::vector<std::string>{short_name, mine};
+  };
+  s.tcp_mesh = []() -> absl::StatusOr<std::vector<int>> {
+    return absl::UnavailableError("no TCP mesh in this test");
+  };
+  s.hooks.check = [] { return absl::OkStatus(); };
+  s.hooks.deadline = &deadline;
+  auto t = MakeInterHostTransport(s);
+  ASSERT_FALSE(t.ok());
+  if (absl::IsUnavailable(t.status())) GTEST_SKIP() << t.status();
+  EXPECT_NE(std::string(t.status().message()).find("rank 0 gave a libfabric"), std::string::npos)
+      << t.status();
+  EXPECT_NE(std::string(t.status().message()).find("endpoint name of 3 bytes"), std::string::npos)
+      << t.status();
+}
+
 TEST(FabricTransport, AShortMessageNamesItsSender) {
   if (BestFabricProvider().empty()) GTEST_SKIP() << "no libfabric provider here";
   // Two ranks in two threads; all_gather meets in the middle.
