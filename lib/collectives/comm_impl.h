@@ -52,6 +52,12 @@ struct SegmentHeader {
   std::atomic<int32_t> lost;  // 1 + the rank declared lost, 0: none
 };
 
+// Whether [offset, offset + bytes) lies in an arena of arena_bytes, with no
+// overflow: offsets another rank publishes are checked so before use.
+inline bool InArena(uint64_t offset, uint64_t bytes, uint64_t arena_bytes) {
+  return offset <= arena_bytes && arena_bytes - offset >= bytes;
+}
+
 struct Peer {
   int pid = 0;
   std::string host;  // host key: ranks with the same key share memory

@@ -14,33 +14,28 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/collectives/comm_impl.h"
+#include "lib/collectives/gate.h"
+#include "lib/collectives/shm_sweep.h"
+#include "lib/collectives/wire.h"
 #include "lib/device/tree_files.h"
 #include "lib/log/log.h"
 
 namespace neuron::collectives {
 namespace {
 
-constexpr uint32_t kHelloMagic = 0x4e43434du;  // "NCCM"
 constexpr uint64_t kSegmentMagic = 0x4e43435345474d31ull;
 
-struct Hello {
-  uint32_t magic;
-  uint32_t rank;
-  uint32_t world;
-  uint32_t pid;
-  uint32_t data_ip;    // network order
-  uint32_t data_port;  // host order
-  uint64_t arena_bytes;
-  char host[64];     // the host key
-  char name[64];     // the host as people know it
-  char machine[40];  // the kernel's boot id (MachineId)
-};
+using wire::BootHello;
+
+// The most shared memory one host's segment may take (8 TiB).
+constexpr uint64_t kMaxSegmentBytes = uint64_t{8} << 40;
 
 // Ranks in different network namespaces are on different hosts even when
 // the host name is the same (a test cluster of namespaces, containers).
@@ -131,6 +126,12 @@ Communicator::Impl::~Impl() {
 }
 
 absl::Status Communicator::Impl::Lost(int peer, const std::string& why) {
+  // The rank may come from a peer (a verdict, the segment's word): one
+  // outside the world is reported as such, never used as an index.
+  if (peer < 0 || peer >= world) {
+    return NrtError(NRT_TIMEOUT, absl::StrCat("a rank was lost (another rank named rank ", peer,
+                                              ", outside 0..", world - 1, ")"));
+  }
   // Across hosts the roll call finds out who is really gone.
   if (!control.empty()) return RollCall(peer, why.empty() ? "was lost" : why);
   if (header != nullptr) {
@@ -148,8 +149,17 @@ absl::Status Communicator::Impl::Lost(int peer, const std::string& why) {
 
 absl::Status Communicator::Impl::Bootstrap() {
   StartOp();
-  Hello mine{};
-  mine.magic = kHelloMagic;
+  if (rank == 0 && opt.secret.empty()) {
+    static std::once_flag said;
+    std::call_once(said, [] {
+      NEURON_LOG(NRT, kInfo,
+                 "this job is unauthenticated (no NEURON_TOOLS_JOB_SECRET): connections that "
+                 "are not ranks are ignored, but a process that knows the protocol could take "
+                 "a rank's place");
+    });
+  }
+  BootHello mine{};
+  mine.magic = wire::kBootHelloMagic;
   mine.rank = static_cast<uint32_t>(rank);
   mine.world = static_cast<uint32_t>(world);
   mine.pid = static_cast<uint32_t>(getpid());
@@ -158,6 +168,11 @@ absl::Status Communicator::Impl::Bootstrap() {
   std::snprintf(mine.host, sizeof(mine.host), "%s", host.c_str());
   std::snprintf(mine.name, sizeof(mine.name), "%s", name.c_str());
   std::snprintf(mine.machine, sizeof(mine.machine), "%s", MachineId().c_str());
+  mine.arena_bytes = (opt.arena_bytes + 4095) & ~uint64_t{4095};
+  if (mine.arena_bytes > wire::kMaxArenaBytes) {
+    return NrtError(NRT_INVALID, absl::StrCat("an arena of ", opt.arena_bytes,
+                                              " bytes is more than the 1 TiB a rank may share"));
+  }
 
   auto root = net::ParseHostPort(opt.root_comm_id);
   if (!root.ok() && !(rank == 0 && opt.listen_fd >= 0)) {
@@ -173,14 +188,21 @@ absl::Status Communicator::Impl::Bootstrap() {
     }
     self = *a;
   }
-  // The TCP listener other hosts' ranks connect to.
-  auto lfd = net::Listen(self);
-  if (!lfd.ok()) return NrtError(NRT_RESOURCE, std::string(lfd.status().message()));
-  data_listen_fd = *lfd;
-  mine.data_port = ntohs(net::LocalAddr(data_listen_fd).sin_port);
-  mine.arena_bytes = (opt.arena_bytes + 4095) & ~uint64_t{4095};
+  // The TCP listener other hosts' ranks connect to, on the interface the
+  // job uses: NEURON_HOST_ADDR, else the one that reaches rank 0.
+  auto listen_data = [&](in_addr_t route) -> absl::Status {
+    sockaddr_in at = self;
+    if (opt.host_addr.empty()) at.sin_addr.s_addr = route;
+    at.sin_port = 0;
+    auto lfd = net::Listen(at);
+    if (!lfd.ok()) return NrtError(NRT_RESOURCE, std::string(lfd.status().message()));
+    data_listen_fd = *lfd;
+    mine.data_port = ntohs(net::LocalAddr(data_listen_fd).sin_port);
+    return absl::OkStatus();
+  };
 
-  std::vector<Hello> table(static_cast<size_t>(world));
+  wire::RankTable table;
+  table.ranks.resize(static_cast<size_t>(world));
   if (rank == 0) {
     int listen_fd = opt.listen_fd;
     if (listen_fd < 0) {
@@ -193,23 +215,30 @@ absl::Status Communicator::Impl::Bootstrap() {
       listen_fd = *l;
       opt.listen_fd = listen_fd;
     }
+    const in_addr_t route = net::LocalAddr(listen_fd).sin_addr.s_addr;
+    if (absl::Status st = listen_data(route); !st.ok()) return st;
     mine.data_ip = opt.host_addr.empty()
-                       ? (root.ok() ? root->sin_addr.s_addr
-                                    : net::LocalAddr(listen_fd).sin_addr.s_addr)
+                       ? (root.ok() ? root->sin_addr.s_addr : route)
                        : self.sin_addr.s_addr;
-    table[0] = mine;
+    table.ranks[0] = mine;
     boot_fds.assign(static_cast<size_t>(world), -1);
     std::vector<bool> joined(static_cast<size_t>(world), false);
+    std::vector<std::string> joined_from(static_cast<size_t>(world));
     joined[0] = true;
+    const std::string where = opt.root_comm_id.empty()
+                                  ? net::FormatAddr(net::LocalAddr(listen_fd))
+                                  : opt.root_comm_id;
+    GateOptions g;
+    g.what = absl::StrCat("rank 0's bootstrap listener at ", where);
+    g.secret = opt.secret;
+    g.magic = wire::kBootHelloMagic;
+    g.hello_bytes = sizeof(BootHello);
+    Gate gate(listen_fd, g);
     for (int n = 1; n < world; ++n) {
-      auto fd = net::Accept(listen_fd, deadline);
-      Hello h{};
-      absl::Status st = fd.ok() ? net::RecvAll(*fd, &h, sizeof(h), deadline)
-                                : fd.status();
-      if (!st.ok()) {
+      auto a = gate.Next(deadline);
+      if (!a.ok()) {
         std::vector<int> missing;
         for (int r = 0; r < world; ++r) if (!joined[r]) missing.push_back(r);
-        if (fd.ok()) close(*fd);
         // Tell the ranks that did join which are missing.
         std::vector<uint32_t> notice{static_cast<uint32_t>(missing.size())};
         notice.insert(notice.end(), missing.begin(), missing.end());
@@ -222,35 +251,47 @@ absl::Status Communicator::Impl::Bootstrap() {
         return NrtError(NRT_TIMEOUT,
                         absl::StrCat(missing.size() == 1 ? "rank " : "ranks ",
                                      absl::StrJoin(missing, ","), " did not join within ",
-                                     opt.timeout_s, " s (NEURON_RT_EXEC_TIMEOUT) at ",
-                                     opt.root_comm_id, "; host unknown: it never connected"));
+                                     opt.timeout_s, " s (NEURON_RT_EXEC_TIMEOUT) at ", where,
+                                     "; host unknown: it never connected", gate.Strays()));
       }
+      const std::string from = net::FormatAddr(a->from);
+      auto h = wire::ParseBootHello(a->hello, world);
       std::string bad;
-      if (h.magic != kHelloMagic) bad = "a connection that is not a rank of this job";
-      else if (h.world != static_cast<uint32_t>(world))
-        bad = absl::StrCat("rank ", h.rank, " says the world has ", h.world,
-                           " ranks, rank 0 says ", world);
-      else if (h.rank == 0 || h.rank >= static_cast<uint32_t>(world))
-        bad = absl::StrCat("a rank numbered ", h.rank, " joined a world of ", world);
-      else if (joined[h.rank])
-        bad = absl::StrCat("rank ", h.rank, " joined twice");
-      if (!bad.empty()) {
-        close(*fd);
-        return NrtError(NRT_INVALID, bad);
+      if (!h.ok()) {
+        bad = std::string(h.status().message());
+      } else if (h->rank == 0) {
+        bad = "a second rank 0 joined";
+      } else if (joined[h->rank]) {
+        bad = absl::StrCat("rank ", h->rank, " joined twice (from ", joined_from[h->rank],
+                           " and ", from, ")",
+                           opt.secret.empty()
+                               ? ": two processes with one rank, or a stranger that knows the "
+                                 "protocol (NEURON_TOOLS_JOB_SECRET keeps strangers out)"
+                               : "");
       }
-      joined[h.rank] = true;
-      table[h.rank] = h;
-      boot_fds[h.rank] = *fd;
+      if (!bad.empty()) {
+        close(a->fd);
+        return NrtError(NRT_INVALID, absl::StrCat(bad, " (connection from ", from, ")"));
+      }
+      joined[h->rank] = true;
+      joined_from[h->rank] = from;
+      table.ranks[h->rank] = *h;
+      boot_fds[h->rank] = a->fd;
     }
     std::random_device rd;
     nonce = (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(getpid());
+    table.nonce = nonce;
+    const std::string bytes = wire::SerializeRankTable(table);
     for (int r = 1; r < world; ++r) {
       const uint32_t none = 0;  // ranks missing
       absl::Status st = net::SendAll(boot_fds[r], &none, sizeof(none), deadline);
-      if (st.ok()) st = net::SendAll(boot_fds[r], &nonce, sizeof(nonce), deadline);
-      if (st.ok()) st = net::SendAll(boot_fds[r], table.data(), sizeof(Hello) * table.size(), deadline);
+      if (st.ok()) st = net::SendAll(boot_fds[r], bytes.data(), bytes.size(), deadline);
       if (!st.ok()) return Lost(r, "closed its bootstrap connection");
     }
+    // Everyone joined: later connections are refused by the kernel, not
+    // left in a backlog nobody reads.
+    if (opt.listen_fd >= 0) close(opt.listen_fd);
+    opt.listen_fd = -1;
   } else {
     const sockaddr_in* bind_addr = opt.host_addr.empty() ? nullptr : &self;
     auto fd = net::Connect(*root, deadline, bind_addr);
@@ -260,13 +301,21 @@ absl::Status Communicator::Impl::Bootstrap() {
                                    opt.root_comm_id, ": ", fd.status().message()));
     }
     boot_fd = *fd;
-    mine.data_ip = opt.host_addr.empty() ? net::LocalAddr(boot_fd).sin_addr.s_addr
-                                         : self.sin_addr.s_addr;
+    const in_addr_t route = net::LocalAddr(boot_fd).sin_addr.s_addr;
+    if (absl::Status st = listen_data(route); !st.ok()) return st;
+    mine.data_ip = opt.host_addr.empty() ? route : self.sin_addr.s_addr;
     // Rank 0 gives up at its deadline, a little before ours.
     const net::Deadline later = deadline + std::chrono::seconds(1);
-    absl::Status st = net::SendAll(boot_fd, &mine, sizeof(mine), deadline);
+    const std::string listener = absl::StrCat("rank 0 at NEURON_RT_ROOT_COMM_ID=", opt.root_comm_id);
+    absl::Status st = Identify(boot_fd, opt.secret,
+                               std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)),
+                               deadline, listener);
+    if (!st.ok()) {
+      return NrtError(absl::IsDeadlineExceeded(st) ? NRT_TIMEOUT : NRT_INVALID,
+                      std::string(st.message()));
+    }
     uint32_t missing = 0;
-    if (st.ok()) st = net::RecvAll(boot_fd, &missing, sizeof(missing), later);
+    st = net::RecvAll(boot_fd, &missing, sizeof(missing), later);
     if (st.ok() && missing > 0 && missing < static_cast<uint32_t>(world)) {
       std::vector<uint32_t> who(missing);
       if (net::RecvAll(boot_fd, who.data(), missing * 4, later).ok()) {
@@ -278,33 +327,43 @@ absl::Status Communicator::Impl::Bootstrap() {
                                      "; host unknown: it never connected to rank 0"));
       }
     }
-    if (st.ok()) st = net::RecvAll(boot_fd, &nonce, sizeof(nonce), deadline);
-    if (st.ok()) st = net::RecvAll(boot_fd, table.data(), sizeof(Hello) * table.size(), deadline);
+    if (st.ok() && missing != 0) {
+      st = absl::DataLossError(absl::StrCat("it says ", missing, " ranks are missing"));
+    }
+    std::string bytes(sizeof(uint64_t) + sizeof(BootHello) * table.ranks.size(), '\0');
+    if (st.ok()) st = net::RecvAll(boot_fd, bytes.data(), bytes.size(), deadline);
+    if (st.ok()) {
+      auto t = wire::ParseRankTable(bytes, world);
+      if (t.ok()) table = *std::move(t);
+      else st = t.status();
+    }
     if (!st.ok()) {
       return NrtError(absl::IsDeadlineExceeded(st) ? NRT_TIMEOUT : NRT_INVALID,
                       absl::StrCat("rank 0 at ", opt.root_comm_id,
                                    " did not complete the bootstrap (",
                                    st.message(), "; is every rank started with the same world size?)"));
     }
+    nonce = table.nonce;
   }
 
   peers.resize(static_cast<size_t>(world));
   std::vector<std::string> hosts;  // distinct keys, in rank order
   int nlocal = 0;
   for (int r = 0; r < world; ++r) {
+    const BootHello& t = table.ranks[r];
     Peer& p = peers[r];
-    p.pid = static_cast<int>(table[r].pid);
-    p.host.assign(table[r].host, strnlen(table[r].host, sizeof(table[r].host)));
-    p.name.assign(table[r].name, strnlen(table[r].name, sizeof(table[r].name)));
+    p.pid = static_cast<int>(t.pid);
+    p.host.assign(t.host, strnlen(t.host, sizeof(t.host)));
+    p.name.assign(t.name, strnlen(t.name, sizeof(t.name)));
     p.data_addr.sin_family = AF_INET;
-    p.data_addr.sin_addr.s_addr = table[r].data_ip;
-    p.data_addr.sin_port = htons(static_cast<uint16_t>(table[r].data_port));
-    p.arena_bytes = table[r].arena_bytes;
+    p.data_addr.sin_addr.s_addr = t.data_ip;
+    p.data_addr.sin_port = htons(static_cast<uint16_t>(t.data_port));
+    p.arena_bytes = t.arena_bytes;
     auto it = std::find(hosts.begin(), hosts.end(), p.host);
     p.host_id = static_cast<int>(it - hosts.begin());
     if (it == hosts.end()) hosts.push_back(p.host);
     if (p.host == host) p.local = nlocal++;
-    machine_ranks += strncmp(table[r].machine, mine.machine, sizeof(mine.machine)) == 0;
+    machine_ranks += strncmp(t.machine, mine.machine, sizeof(mine.machine)) == 0;
   }
   // Without a boot id, only this host's ranks are known to share its CPUs.
   if (mine.machine[0] == '\0') machine_ranks = nlocal;
@@ -321,7 +380,9 @@ absl::Status Communicator::Impl::SocketBarrier(bool ok) {
     for (int r = 1; r < world; ++r) {
       int32_t got = -1;
       absl::Status st = net::RecvAll(boot_fds[r], &got, sizeof(got), deadline);
-      if (!st.ok()) got = r;
+      // A rank speaks only for itself: any other value is outside the
+      // protocol, and that rank is the one to blame.
+      if (!st.ok() || (got != -1 && got != r)) got = r;
       if (verdict < 0 && got >= 0) verdict = got;
       if (!st.ok()) break;
     }
@@ -340,6 +401,10 @@ absl::Status Communicator::Impl::SocketBarrier(bool ok) {
   if (!st.ok()) {
     return Lost(0, absl::IsDeadlineExceeded(st) ? "no answer to the barrier"
                                                 : "its bootstrap connection closed");
+  }
+  if (verdict < -1 || verdict >= world) {
+    return NrtError(NRT_INVALID, absl::StrCat("rank 0's barrier verdict names rank ", verdict,
+                                              ", outside 0..", world - 1));
   }
   if (verdict >= 0) return Lost(verdict, "did not reach the barrier");
   return absl::OkStatus();
@@ -395,16 +460,25 @@ absl::Status Communicator::Impl::SetupShm() {
   const size_t flags_bytes = (sizeof(RankFlags) * nlocal + 4095) & ~size_t{4095};
   data_offset = kSegmentHeaderBytes + flags_bytes;
   shm_size = data_offset + nlocal * 2 * nbuf * chunk;
+  std::string error;
   for (int r = 0; r < world; ++r) {
     if (peers[r].local < 0 || peers[r].arena_bytes == 0) continue;
     peers[r].arena_offset = shm_size;
-    shm_size += peers[r].arena_bytes;
+    // Each arena is at most 1 TiB (wire.cc); their sum must fit too.
+    if (__builtin_add_overflow(shm_size, peers[r].arena_bytes, &shm_size) ||
+        shm_size > kMaxSegmentBytes) {
+      error = absl::StrCat("the arenas of this host's ranks add up to more than ",
+                           kMaxSegmentBytes >> 40, " TiB of shared memory (rank ", r,
+                           " asks for ", peers[r].arena_bytes, " bytes)");
+      break;
+    }
   }
-  char name[64];
-  std::snprintf(name, sizeof(name), "/neuron-cc-%016llx-%d",
-                static_cast<unsigned long long>(nonce), leader);
-  std::string error;
-  if (rank == leader) {
+  // Every rank of the host derives the name from the leader's pid.
+  const std::string segment =
+      SegmentName(peers[leader].pid, static_cast<unsigned long long>(nonce), leader);
+  const char* name = segment.c_str();
+  if (rank == leader) SweepStaleSegments();
+  if (rank == leader && error.empty()) {
     const int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0 || ftruncate(fd, static_cast<off_t>(shm_size)) != 0) {
       error = absl::StrCat("cannot create shared memory ", name, " (",
@@ -413,7 +487,7 @@ absl::Status Communicator::Impl::SetupShm() {
     if (fd >= 0) close(fd);
   }
   absl::Status st = SocketBarrier(error.empty());
-  if (!st.ok()) {
+  if (!st.ok() || !error.empty()) {
     if (rank == leader) shm_unlink(name);
     return error.empty() ? st : NrtError(NRT_RESOURCE, error);
   }
@@ -446,6 +520,11 @@ absl::StatusOr<std::vector<int>> Communicator::Impl::ConnectMesh(int channel) {
     for (int fd : fds) if (fd >= 0) close(fd);
     return st;
   };
+  auto tune = [](int fd) {
+    const int big = 4 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+  };
   for (int r = 0; r < rank; ++r) {
     auto fd = net::Connect(peers[r].data_addr, deadline, nullptr);
     if (!fd.ok()) {
@@ -453,29 +532,48 @@ absl::StatusOr<std::vector<int>> Communicator::Impl::ConnectMesh(int channel) {
                                                      HostOf(r), "): ", fd.status().message())));
     }
     fds[r] = *fd;
-    const int32_t hello[2] = {rank, channel};
-    absl::Status st = net::SendAll(*fd, hello, sizeof(hello), deadline);
+    wire::MeshHello hello{};
+    hello.magic = wire::kMeshHelloMagic;
+    hello.rank = rank;
+    hello.channel = channel;
+    absl::Status st = Identify(*fd, opt.secret,
+                               std::string(reinterpret_cast<const char*>(&hello), sizeof(hello)),
+                               deadline, absl::StrCat("rank ", r, " (", HostOf(r), ")"));
     if (!st.ok()) {
-      return fail(NrtError(NRT_TIMEOUT, absl::StrCat("rank ", r, " (", HostOf(r),
-                                                     ") closed its connection")));
+      return fail(NrtError(absl::IsDeadlineExceeded(st) ? NRT_TIMEOUT : NRT_INVALID,
+                           std::string(st.message())));
     }
+    tune(*fd);
   }
+  if (rank + 1 >= world) return fds;
+  GateOptions g;
+  g.what = absl::StrCat("rank ", rank, "'s listener at ",
+                        net::FormatAddr(net::LocalAddr(data_listen_fd)));
+  g.secret = opt.secret;
+  g.magic = wire::kMeshHelloMagic;
+  g.hello_bytes = sizeof(wire::MeshHello);
+  Gate gate(data_listen_fd, g);
   for (int n = rank + 1; n < world; ++n) {
-    auto fd = net::Accept(data_listen_fd, deadline);
-    int32_t hello[2] = {-1, -1};
-    absl::Status st = fd.ok() ? net::RecvAll(*fd, hello, sizeof(hello), deadline)
-                              : fd.status();
-    const int who = hello[0];
-    if (!st.ok() || who <= rank || who >= world || hello[1] != channel || fds[who] >= 0) {
-      if (fd.ok()) close(*fd);
-      return fail(NrtError(NRT_TIMEOUT, absl::StrCat("not every rank above ", rank,
-                                                     " connected within ", opt.timeout_s,
-                                                     " s (NEURON_RT_EXEC_TIMEOUT)")));
+    auto a = gate.Next(deadline);
+    if (!a.ok()) {
+      std::vector<int> missing;
+      for (int r = rank + 1; r < world; ++r) if (fds[r] < 0) missing.push_back(r);
+      return fail(NrtError(NRT_TIMEOUT, absl::StrCat(missing.size() == 1 ? "rank " : "ranks ",
+                                                     absl::StrJoin(missing, ","),
+                                                     " did not connect to rank ", rank, " within ",
+                                                     opt.timeout_s, " s (NEURON_RT_EXEC_TIMEOUT)",
+                                                     gate.Strays())));
     }
-    fds[who] = *fd;
-    const int big = 4 << 20;
-    setsockopt(*fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
-    setsockopt(*fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+    auto h = wire::ParseMeshHello(a->hello, rank, world, channel);
+    std::string bad = h.ok() ? "" : std::string(h.status().message());
+    if (h.ok() && fds[h->rank] >= 0) bad = absl::StrCat("rank ", h->rank, " connected twice");
+    if (!bad.empty()) {
+      close(a->fd);
+      return fail(NrtError(NRT_INVALID, absl::StrCat(bad, " (connection from ",
+                                                     net::FormatAddr(a->from), ")")));
+    }
+    fds[h->rank] = a->fd;
+    tune(a->fd);
   }
   return fds;
 }
@@ -519,7 +617,11 @@ absl::StatusOr<std::vector<std::string>> Communicator::Impl::BootAllGather(
 }
 
 absl::Status Communicator::Impl::SetupTransport() {
-  if (nhosts <= 1) return absl::OkStatus();
+  if (nhosts <= 1) {
+    close(data_listen_fd);  // no other host will connect
+    data_listen_fd = -1;
+    return absl::OkStatus();
+  }
   auto mesh = ConnectMesh(0);
   if (!mesh.ok()) return mesh.status();
   control = std::move(*mesh);
@@ -544,6 +646,9 @@ absl::Status Communicator::Impl::SetupTransport() {
   auto t = MakeInterHostTransport(setup);
   if (!t.ok()) return t.status();
   transport = std::move(*t);
+  // Every connection is made: later ones are refused by the kernel.
+  close(data_listen_fd);
+  data_listen_fd = -1;
   if (opt.register_device_memory && shm != nullptr && peers[rank].arena_bytes > 0) {
     absl::Status st = transport->AddRegion(ArenaOf(rank), peers[rank].arena_bytes);
     if (!st.ok()) return st;
@@ -622,7 +727,9 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
   }
   auto impl = std::make_unique<Impl>();
   impl->opt = options;
-  impl->opt.timeout_s = std::max<uint64_t>(1, options.timeout_s);
+  if (!options.secret_error.empty()) return NrtError(NRT_INVALID, options.secret_error);
+  // Seconds far beyond any job would overflow the clock's nanoseconds.
+  impl->opt.timeout_s = std::clamp<uint64_t>(options.timeout_s, 1, net::kMaxTimeoutSeconds);
   impl->rank = options.rank;
   impl->world = options.world;
   if (options.world > 1) {

@@ -41,6 +41,13 @@ struct CommOptions {
   // ranks with different addresses count as different hosts. Empty: the
   // host name.
   std::string host_addr;
+  // The job's secret (NEURON_TOOLS_JOB_SECRET or _FILE; job_secret.h):
+  // every rank proves it holds it when it connects. Empty: the job is
+  // unauthenticated (strangers are still ignored, but could claim a rank).
+  std::string secret;
+  // Why the secret could not be read (Create fails with it), e.g. an
+  // unreadable NEURON_TOOLS_JOB_SECRET_FILE.
+  std::string secret_error;
   uint64_t timeout_s = 30;              // NEURON_RT_EXEC_TIMEOUT
   uint64_t chunk_bytes = 2u << 20;      // NEURON_RT_CC_CHUNK_SIZE
   uint64_t channel_buffers = 8;         // NEURON_RT_CC_CHANNEL_BUFFER_N

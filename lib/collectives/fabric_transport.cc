@@ -33,6 +33,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/collectives/tcp_transport.h"
+#include "lib/collectives/wire.h"
 #include "lib/log/log.h"
 
 namespace neuron::collectives {
@@ -211,6 +212,12 @@ class FabricTransport : public Transport {
   absl::Status Connect(const std::vector<std::string>& names) {
     addrs_.assign(names.size(), FI_ADDR_UNSPEC);
     for (size_t r = 0; r < names.size(); ++r) {
+      // fi_av_insert reads as many bytes as this provider's addresses have.
+      if (names[r].size() != name_.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "rank ", r, " gave a libfabric ", provider_, " endpoint name of ", names[r].size(),
+            " bytes, this rank's has ", name_.size()));
+      }
       if (fi_av_insert(av_, names[r].data(), 1, &addrs_[r], 0, nullptr) != 1) {
         return absl::InternalError(
             absl::StrCat("libfabric ", provider_, " cannot address rank ", r));
@@ -495,7 +502,14 @@ class FabricTransport : public Transport {
         Op* op = static_cast<Op*>(done[i].op_context);
         const size_t j = op->step, offset = op->offset, len = op->len;
         const bool sent = op->send;
+        const int peer = op->peer;
         Retire(op);
+        // A receive completes with what arrived: both ends cut the same
+        // chunks, so anything shorter is a peer outside the protocol.
+        if (!sent && done[i].len != len) {
+          return setup_.hooks.lost(peer, absl::StrCat("it sent a ", done[i].len, "-byte message where ",
+                                                      len, " bytes were due"));
+        }
         Step& s = steps[j];
         if (sent) {
           s.send.done += len;
@@ -599,29 +613,35 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeInterHostTransport(
   // provider, else the TCP mesh.
   auto fabric = std::make_unique<FabricTransport>(setup);
   absl::Status opened = fabric->Open();
-  const std::string mine = opened.ok()
-                               ? absl::StrCat("F", fabric->provider(), std::string(1, '\0'),
-                                              fabric->name())
-                               : absl::StrCat("T", opened.message());
-  auto all = setup.all_gather(mine);
+  wire::EndpointBlob own;
+  own.fabric = opened.ok();
+  if (opened.ok()) {
+    own.provider = fabric->provider();
+    own.name = fabric->name();
+  } else {
+    own.why = std::string(opened.message());
+  }
+  auto all = setup.all_gather(wire::SerializeEndpointBlob(own));
   if (!all.ok()) return all.status();
   bool same = true;
   std::string why;  // the first rank's reason for the fallback
   std::vector<std::string> names;
   for (size_t r = 0; r < all->size(); ++r) {
-    const std::string& blob = (*all)[r];
-    const size_t nul = blob.find('\0');
-    if (blob.empty() || blob[0] != 'F' || nul == std::string::npos) {
-      why = absl::StrCat("rank ", r, ": ", blob.empty() ? "" : blob.substr(1));
-    } else if (!opened.ok() || blob.compare(1, nul - 1, fabric->provider()) != 0) {
-      why = absl::StrCat("rank ", r, " has provider ", blob.substr(1, nul - 1),
-                         ", not that of the others");
+    auto blob = wire::ParseEndpointBlob((*all)[r]);
+    if (!blob.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rank ", r, " described its endpoint as ", blob.status().message()));
+    }
+    if (!blob->fabric) {
+      why = absl::StrCat("rank ", r, ": ", blob->why);
+    } else if (!opened.ok() || blob->provider != fabric->provider()) {
+      why = absl::StrCat("rank ", r, " has provider ", blob->provider, ", not that of the others");
     }
     if (!why.empty()) {
       same = false;
       break;
     }
-    names.push_back(blob.substr(nul + 1));
+    names.push_back(blob->name);
   }
   if (same) {
     absl::Status st = fabric->Connect(names);

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "lib/collectives/job_secret.h"
 #include "lib/support/cli.h"
 #include "lib/support/parse.h"
 
@@ -172,6 +173,11 @@ int RunOnHosts(std::string_view tool, HostLaunch launch, const std::string& host
   std::error_code ec;
   launch.self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec) launch.self = std::string(tool);
+  // A secret for this job when the user gave none; mpirun passes it on
+  // with the other NEURON_* variables (-x NAME: not on its command line).
+  if (!env(kJobSecretVar) && !env(kJobSecretFileVar)) {
+    setenv(kJobSecretVar, NewJobSecret().c_str(), 1);
+  }
   auto argv = MpirunArgv(launch, env, EnvironmentNames());
   if (!argv.ok()) {
     const std::string why(argv.status().message());

@@ -1,6 +1,7 @@
 #include "lib/collectives/launch.h"
 
 #include "absl/strings/str_cat.h"
+#include "lib/collectives/job_secret.h"
 #include "lib/support/parse.h"
 
 namespace neuron::collectives {
@@ -57,6 +58,9 @@ CommOptions OptionsFromConfig(const config::RuntimeConfig& c,
   o.ranks_per_proxy = c.ranks_per_network_proxy;
   o.cpu_affinity = c.low_latency_tasks_cpu_affinity;
   if (auto addr = env("NEURON_HOST_ADDR")) o.host_addr = *addr;
+  absl::StatusOr<std::string> secret = JobSecretFromEnv(env);
+  if (secret.ok()) o.secret = *secret;
+  else o.secret_error = std::string(secret.status().message());
   return o;
 }
 

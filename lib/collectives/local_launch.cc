@@ -11,6 +11,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "lib/collectives/job_secret.h"
 #include "lib/collectives/net.h"
 #include "lib/support/cli.h"
 #include "lib/support/parse.h"
@@ -35,6 +36,14 @@ int ForkLocalRanks(std::string_view tool, int nranks, CommOptions options,
   }
   options.root_comm_id = net::FormatAddr(net::LocalAddr(*listen_fd));
   options.world = nranks;
+  // The ranks' own secret when the user gave none: no other process can
+  // join them. In the environment too, for what reads it there (the
+  // point-to-point engine).
+  if (options.secret.empty() && options.secret_error.empty() && getenv(kJobSecretVar) == nullptr &&
+      getenv(kJobSecretFileVar) == nullptr) {
+    options.secret = NewJobSecret();
+    setenv(kJobSecretVar, options.secret.c_str(), 1);
+  }
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t parent = getpid();

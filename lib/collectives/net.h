@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -16,6 +17,10 @@ namespace neuron::collectives::net {
 
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
+
+// The longest timeout honoured (NEURON_RT_EXEC_TIMEOUT): a year. More
+// would overflow steady_clock's nanoseconds once added to now.
+inline constexpr uint64_t kMaxTimeoutSeconds = 365ull * 24 * 3600;
 
 // "host:port" (IPv4 address or resolvable name; port 1..65535).
 absl::StatusOr<sockaddr_in> ParseHostPort(const std::string& text);

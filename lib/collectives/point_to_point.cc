@@ -30,7 +30,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/collectives/communicator.h"
+#include "lib/collectives/gate.h"
+#include "lib/collectives/job_secret.h"
 #include "lib/collectives/net.h"
+#include "lib/collectives/wire.h"
+#include "lib/log/log.h"
 
 namespace neuron::collectives::p2p {
 namespace {
@@ -42,23 +46,33 @@ constexpr auto kRetryInterval = std::chrono::milliseconds(50);
 // connection does not hold the lock (and the API calls) for long.
 constexpr size_t kPassBudget = 8u << 20;
 
-constexpr uint32_t kHelloMagic = 0x4e535248;  // "NSRH"
-constexpr uint32_t kAckMagic = 0x4e535241;    // "NSRA"
-constexpr uint32_t kDataMagic = 0x4e535244;   // "NSRD"
+// Connection handshake: the dialer's hello, the acceptor's ack; a header
+// before each message (wire.h).
+using Hello = wire::P2pHello;
+using Ack = wire::P2pAck;
+using DataHeader = wire::P2pDataHeader;
 
-// Connection handshake: the dialer's hello, the acceptor's ack.
-struct Hello {
-  uint32_t magic, src_lnc, dst_lnc, seq;  // network order
-};
-struct Ack {
-  uint32_t magic, reserved;
-};
-// Before each message's bytes.
-struct DataHeader {
-  uint32_t magic, reserved;
-  uint64_t length;  // the sender's byte order: both ends are x86-64 here
-};
-static_assert(sizeof(Hello) == 16 && sizeof(Ack) == 8 && sizeof(DataHeader) == 16);
+// Strays logged one by one per core; more are only counted.
+constexpr int kLoggedStrays = 8;
+
+// The dialer's proof: HMAC(secret, label, hello up to the MAC). The
+// acceptor answers with HMAC(secret, label, the dialer's nonce and hello),
+// so each end knows the other holds the job's secret.
+std::string ProofMac(const std::string& secret, std::string_view label, const Hello& h) {
+  std::string data(label);
+  data.append(reinterpret_cast<const char*>(&h), sizeof(Hello) - wire::kMacBytes);
+  const Mac mac = HmacSha256(secret, data);
+  return std::string(reinterpret_cast<const char*>(mac.data()), mac.size());
+}
+constexpr std::string_view kHelloLabel = "neuron-p2p hello";
+constexpr std::string_view kAckLabel = "neuron-p2p ack";
+
+bool MacMatches(const std::string& want, const uint8_t* got) {
+  Mac a{}, b{};
+  std::memcpy(a.data(), want.data(), a.size());
+  std::memcpy(b.data(), got, b.size());
+  return MacEqual(a, b);
+}
 
 enum class CommState { kConnecting, kHandshake, kConnected, kFailed };
 
@@ -78,7 +92,8 @@ struct RequestImpl {
   size_t expected = 0;  // the message's bytes (a receive learns it from the header)
   size_t moved = 0;
   bool started = false;  // at the head of its communicator's queue
-  Clock::time_point last_progress;
+  // Started + the timeout: a peer that drips bytes cannot keep it alive.
+  Clock::time_point deadline;
   bool done = false;
   NRT_STATUS status = NRT_SUCCESS;
   std::string reason;
@@ -100,10 +115,13 @@ struct CommImpl {
   bool dialing = false;  // a non-blocking connect is in progress on fd
   Clock::time_point deadline, next_retry;
   // Handshake bytes: out (hello or ack) and in (the dialer reads the ack).
-  unsigned char hs_out[16] = {};
+  unsigned char hs_out[sizeof(Hello)] = {};
   size_t hs_out_len = 0, hs_out_done = 0;
-  unsigned char hs_in[8] = {};
+  unsigned char hs_in[sizeof(Ack)] = {};
   size_t hs_in_done = 0;
+  Hello hello{};  // the dialer's, for checking the ack
+  // Messages framed so far (DataHeader::seq).
+  uint32_t messages = 0;
   std::deque<RequestImpl*> queue;                    // unfinished, in order
   std::list<std::unique_ptr<RequestImpl>> requests;  // not yet freed
 
@@ -124,7 +142,9 @@ struct Incoming {
   in_addr_t from = 0;
   Hello hello{};
   size_t hello_done = 0;
-  Clock::time_point deadline;
+  int from_port = 0;
+  Clock::time_point identify_by;  // the hello must be complete by then
+  Clock::time_point deadline;     // and matched with an accept by then
 };
 
 struct Lnc {
@@ -135,7 +155,25 @@ struct Lnc {
   std::vector<std::unique_ptr<CommImpl>> comms;
   std::vector<Incoming> incoming;
   std::map<std::pair<in_addr_t, int>, uint32_t> connect_seq, accept_seq;
+  std::string secret;  // the job's (job_secret.h); "" : none
+  Clock::time_point accept_resume;  // after a failed accept(2)
+  int logged = 0;                   // strays logged
 };
+
+// A connection that is not a send/recv peer: dropped, logged once.
+void Stray(Lnc& l, Incoming& in, const std::string& why) {
+  if (l.logged < kLoggedStrays) {
+    char ip[INET_ADDRSTRLEN] = {};
+    in_addr a{};
+    a.s_addr = in.from;
+    inet_ntop(AF_INET, &a, ip, sizeof(ip));
+    NEURON_LOG(NRT, kWarn, "lnc %d's send/recv listener ignored a connection from %s:%d: %s%s",
+               l.id, ip, in.from_port, why,
+               ++l.logged == kLoggedStrays ? " (further ones are not logged)" : "");
+  }
+  if (in.fd >= 0) close(in.fd);
+  in.fd = -1;
+}
 
 // Serializes init / close / shutdown, and the progress thread's start and
 // stop (joined holding only this lock).
@@ -272,7 +310,8 @@ void Transfer(CommImpl& c, const Lnc& l, Clock::time_point now, Clock::time_poin
     RequestImpl& r = *c.queue.front();
     if (!r.started) {
       r.started = true;
-      r.last_progress = now;
+      r.deadline = now + l.timeout;
+      if (c.send) r.header.seq = c.messages++;
     }
     size_t n = 0;
     Io io = Io::kDone;
@@ -281,19 +320,16 @@ void Transfer(CommImpl& c, const Lnc& l, Clock::time_point now, Clock::time_poin
       const size_t left = sizeof(DataHeader) - r.header_done;
       io = c.send ? SendSome(c.fd, h, left, &n, &why) : RecvSome(c.fd, h, left, &n, &why);
       r.header_done += n;
-      if (n > 0) r.last_progress = now;
       if (io == Io::kDone && r.header_done == sizeof(DataHeader) && !c.send) {
-        if (r.header.magic != kDataMagic) {
-          FailComm(c, NRT_FAILURE, "the peer sent a malformed message header");
+        auto h = wire::ParseP2pDataHeader(
+            std::string_view(reinterpret_cast<const char*>(&r.header), sizeof(DataHeader)),
+            c.messages, r.length);
+        if (!h.ok()) {
+          FailComm(c, NRT_FAILURE, absl::StrCat("the peer sent ", h.status().message()));
           return;
         }
-        if (r.header.length > r.length) {
-          FailComm(c, NRT_FAILURE,
-                   absl::StrFormat("the peer sent a %d-byte tensor to a %d-byte receive",
-                                   r.header.length, r.length));
-          return;
-        }
-        r.expected = r.header.length;
+        ++c.messages;
+        r.expected = h->length;
       }
     } else if (r.moved < r.expected) {
       const size_t chunk = std::min(r.expected - r.moved, budget);
@@ -301,7 +337,6 @@ void Transfer(CommImpl& c, const Lnc& l, Clock::time_point now, Clock::time_poin
                   : RecvSome(c.fd, r.data + r.moved, chunk, &n, &why);
       r.moved += n;
       budget -= n;
-      if (n > 0) r.last_progress = now;
     }
     if (io == Io::kClosed) {
       FailComm(c, NRT_FAILURE, why);
@@ -317,19 +352,19 @@ void Transfer(CommImpl& c, const Lnc& l, Clock::time_point now, Clock::time_poin
   }
   if (!c.queue.empty()) {
     const RequestImpl& r = *c.queue.front();
-    const Clock::time_point give_up = r.last_progress + l.timeout;
-    if (now >= give_up) {
+    if (now >= r.deadline) {
       FailComm(c, NRT_TIMEOUT,
-               absl::StrFormat("no byte moved for %d s (NEURON_RT_EXEC_TIMEOUT)",
-                               l.timeout.count()));
+               absl::StrFormat("not finished within %d s of its start (NEURON_RT_EXEC_TIMEOUT; "
+                               "%d of %d bytes moved)",
+                               l.timeout.count(), r.moved, r.send ? r.length : r.expected));
       return;
     }
-    Sooner(next, give_up);
+    Sooner(next, r.deadline);
   }
 }
 
 // Starts (or checks) the dialer's non-blocking connect.
-void Dial(CommImpl& c, Clock::time_point now, Clock::time_point* next) {
+void Dial(CommImpl& c, const Lnc& l, Clock::time_point now, Clock::time_point* next) {
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
   sa.sin_addr.s_addr = c.peer;
@@ -353,8 +388,19 @@ void Dial(CommImpl& c, Clock::time_point now, Clock::time_point* next) {
     Tune(c.fd);
     c.dialing = false;
     c.state = CommState::kHandshake;
-    Hello h{htonl(kHelloMagic), htonl(static_cast<uint32_t>(c.lnc)),
-            htonl(static_cast<uint32_t>(c.peer_lnc)), htonl(c.seq)};
+    Hello h{};
+    h.magic = htonl(wire::kP2pHelloMagic);
+    h.src_lnc = htonl(static_cast<uint32_t>(c.lnc));
+    h.dst_lnc = htonl(static_cast<uint32_t>(c.peer_lnc));
+    h.seq = htonl(c.seq);
+    h.proof.flags = l.secret.empty() ? 0 : wire::kFlagSecret;
+    const std::string nonce = RandomBytes(wire::kNonceBytes);
+    std::memcpy(h.proof.nonce, nonce.data(), wire::kNonceBytes);
+    if (!l.secret.empty()) {
+      const std::string mac = ProofMac(l.secret, kHelloLabel, h);
+      std::memcpy(h.proof.mac, mac.data(), wire::kMacBytes);
+    }
+    c.hello = h;
     std::memcpy(c.hs_out, &h, sizeof(h));
     c.hs_out_len = sizeof(h);
     return;
@@ -368,7 +414,7 @@ void Dial(CommImpl& c, Clock::time_point now, Clock::time_point* next) {
   Sooner(next, c.next_retry);
 }
 
-void Handshake(CommImpl& c) {
+void Handshake(CommImpl& c, const Lnc& l) {
   std::string why;
   while (c.hs_out_done < c.hs_out_len) {
     size_t n = 0;
@@ -393,69 +439,122 @@ void Handshake(CommImpl& c) {
     if (io == Io::kBlocked) return;
     c.hs_in_done += n;
   }
-  Ack ack;
-  std::memcpy(&ack, c.hs_in, sizeof(ack));
-  if (ntohl(ack.magic) != kAckMagic) {
-    return FailComm(c, NRT_FAILURE, "the peer answered the handshake with something else");
+  auto ack = wire::ParseP2pAck(std::string_view(reinterpret_cast<const char*>(c.hs_in), sizeof(Ack)));
+  if (!ack.ok()) {
+    return FailComm(c, NRT_FAILURE, absl::StrCat("the peer answered the handshake with ",
+                                                 ack.status().message()));
+  }
+  if (!l.secret.empty() && !MacMatches(ProofMac(l.secret, kAckLabel, c.hello), ack->mac)) {
+    return FailComm(c, NRT_FAILURE,
+                    "the peer did not prove the job secret (another NEURON_TOOLS_JOB_SECRET, or "
+                    "not a send/recv peer of this job)");
   }
   c.state = CommState::kConnected;
   c.was_connected = true;
 }
 
-// Accepts new connections, reads hellos, pairs them with accepts.
+// Accepts new connections (at most kMaxPendingConnections waiting, backing
+// off when accept(2) fails), reads hellos, pairs them with accepts. A
+// connection that does not send a valid hello within kIdentifyWindow is a
+// stranger: dropped and logged, never fatal.
 void ServeListener(Lnc& l, Clock::time_point now, Clock::time_point* next) {
-  for (;;) {
+  while (l.incoming.size() < kMaxPendingConnections && now >= l.accept_resume) {
     sockaddr_in from{};
     socklen_t len = sizeof(from);
     const int fd = accept4(l.listen_fd, reinterpret_cast<sockaddr*>(&from), &len,
                            SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) break;  // EAGAIN, or a connection that vanished meanwhile
+    if (fd < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
+        // Out of descriptors or memory: the listener stays readable, so
+        // polling it again at once would spin.
+        NEURON_LOG(NRT, kWarn, "lnc %d's send/recv listener: accept failed (%s); retrying in %d ms",
+                   l.id, std::strerror(errno), static_cast<int>(kAcceptBackoff.count()));
+        l.accept_resume = now + kAcceptBackoff;
+      }
+      break;
+    }
     Tune(fd);
     Incoming in;
     in.fd = fd;
     in.from = from.sin_addr.s_addr;
+    in.from_port = ntohs(from.sin_port);
+    in.identify_by = now + std::min<Clock::duration>(kIdentifyWindow, l.timeout);
     in.deadline = now + l.timeout;
     l.incoming.push_back(in);
   }
+  if (now < l.accept_resume) Sooner(next, l.accept_resume);
   std::vector<Incoming> keep;
   for (Incoming& in : l.incoming) {
     std::string why;
-    bool drop = false;
-    while (in.hello_done < sizeof(Hello)) {
+    while (in.fd >= 0 && in.hello_done < sizeof(Hello)) {
       size_t n = 0;
+      const size_t before = in.hello_done;
       Io io = RecvSome(in.fd, reinterpret_cast<char*>(&in.hello) + in.hello_done,
                        sizeof(Hello) - in.hello_done, &n, &why);
-      if (io == Io::kClosed) drop = true;
+      if (io == Io::kClosed) {
+        Stray(l, in, in.hello_done == 0 ? "it closed without a word"
+                                        : absl::StrCat("it closed after ", in.hello_done,
+                                                       " bytes of a hello"));
+      }
       if (io != Io::kDone) break;
       in.hello_done += n;
-    }
-    if (!drop && in.hello_done == sizeof(Hello)) {
-      const bool valid = ntohl(in.hello.magic) == kHelloMagic &&
-                         static_cast<int>(ntohl(in.hello.dst_lnc)) == l.id;
-      CommImpl* match = nullptr;
-      for (auto& c : l.comms) {
-        if (!valid || c->send || c->state != CommState::kConnecting) continue;
-        if (c->peer_lnc == static_cast<int>(ntohl(in.hello.src_lnc)) &&
-            c->seq == ntohl(in.hello.seq) && SameHost(in.from, c->peer)) {
-          match = c.get();
-          break;
-        }
-      }
-      if (!valid) {
-        drop = true;
-      } else if (match != nullptr) {
-        match->fd = in.fd;
-        match->state = CommState::kHandshake;
-        Ack ack{htonl(kAckMagic), 0};
-        std::memcpy(match->hs_out, &ack, sizeof(ack));
-        match->hs_out_len = sizeof(ack);
-        continue;  // the communicator owns the socket now
-      } else if (!CheckQuiet(in.fd).empty()) {
-        drop = true;  // the dialer gave up
+      if (before < 4 && in.hello_done >= 4 && ntohl(in.hello.magic) != wire::kP2pHelloMagic) {
+        Stray(l, in, "it sent something other than a send/recv hello");
       }
     }
-    if (drop || now >= in.deadline) {
-      CloseFd(in.fd);
+    if (in.fd < 0) continue;
+    if (in.hello_done < sizeof(Hello)) {
+      if (now >= in.identify_by) {
+        Stray(l, in, in.hello_done == 0
+                         ? "it said nothing in time"
+                         : absl::StrCat("it sent only ", in.hello_done, " bytes of a hello in time"));
+        continue;
+      }
+      Sooner(next, in.identify_by);
+      keep.push_back(in);
+      continue;
+    }
+    auto hello = wire::ParseP2pHello(
+        std::string_view(reinterpret_cast<const char*>(&in.hello), sizeof(Hello)), l.id);
+    if (!hello.ok()) {
+      Stray(l, in, std::string(hello.status().message()));
+      continue;
+    }
+    const bool has = (in.hello.proof.flags & wire::kFlagSecret) != 0;
+    if (has != !l.secret.empty()) {
+      Stray(l, in, has ? "a dialer with a job secret, while this process has none"
+                       : "a hello without the job secret (a stranger, or a process started "
+                         "without NEURON_TOOLS_JOB_SECRET)");
+      continue;
+    }
+    if (has && !MacMatches(ProofMac(l.secret, kHelloLabel, in.hello), in.hello.proof.mac)) {
+      Stray(l, in, "its hello did not prove the job secret");
+      continue;
+    }
+    CommImpl* match = nullptr;
+    for (auto& c : l.comms) {
+      if (c->send || c->state != CommState::kConnecting) continue;
+      if (c->peer_lnc == static_cast<int>(ntohl(in.hello.src_lnc)) &&
+          c->seq == ntohl(in.hello.seq) && SameHost(in.from, c->peer)) {
+        match = c.get();
+        break;
+      }
+    }
+    if (match != nullptr) {
+      match->fd = in.fd;
+      match->state = CommState::kHandshake;
+      Ack ack{};
+      ack.magic = htonl(wire::kP2pAckMagic);
+      if (!l.secret.empty()) {
+        const std::string mac = ProofMac(l.secret, kAckLabel, in.hello);
+        std::memcpy(ack.mac, mac.data(), wire::kMacBytes);
+      }
+      std::memcpy(match->hs_out, &ack, sizeof(ack));
+      match->hs_out_len = sizeof(ack);
+      continue;  // the communicator owns the socket now
+    }
+    if (!CheckQuiet(in.fd).empty() || now >= in.deadline) {
+      CloseFd(in.fd);  // the dialer gave up, or no accept came for it
       continue;
     }
     Sooner(next, in.deadline);
@@ -468,8 +567,8 @@ void Step(Lnc& l, Clock::time_point now, Clock::time_point* next) {
   ServeListener(l, now, next);
   for (auto& cp : l.comms) {
     CommImpl& c = *cp;
-    if (c.state == CommState::kConnecting && c.send) Dial(c, now, next);
-    if (c.state == CommState::kHandshake) Handshake(c);
+    if (c.state == CommState::kConnecting && c.send) Dial(c, l, now, next);
+    if (c.state == CommState::kHandshake) Handshake(c, l);
     if (c.state == CommState::kConnecting || c.state == CommState::kHandshake) {
       if (now >= c.deadline) {
         FailComm(c, NRT_TIMEOUT,
@@ -487,7 +586,10 @@ void Step(Lnc& l, Clock::time_point now, Clock::time_point* next) {
 
 // What each socket waits for.
 void AddPollFds(const Lnc& l, std::vector<pollfd>* fds) {
-  fds->push_back({l.listen_fd, POLLIN, 0});
+  // Not while the pending connections are at their cap, or accept(2) backs off.
+  if (l.incoming.size() < kMaxPendingConnections && Clock::now() >= l.accept_resume) {
+    fds->push_back({l.listen_fd, POLLIN, 0});
+  }
   for (const Incoming& in : l.incoming) fds->push_back({in.fd, POLLIN, 0});
   for (const auto& cp : l.comms) {
     const CommImpl& c = *cp;
@@ -658,7 +760,7 @@ absl::StatusOr<Request*> Post(Comm* comm, char* data, size_t bytes, bool send,
   r->data = data;
   r->length = bytes;
   if (send) {
-    r->header.magic = kDataMagic;
+    r->header.magic = wire::kP2pDataMagic;
     r->header.length = bytes;
     r->expected = bytes;
   }
@@ -693,11 +795,23 @@ absl::Status Init(int lnc, int base_port, std::chrono::seconds timeout) {
     if (g_lncs.count(lnc)) {
       return NrtError(NRT_FAILURE, absl::StrFormat("lnc %d is already initialized", lnc));
     }
-    sockaddr_in any{};
-    any.sin_family = AF_INET;
-    any.sin_addr.s_addr = htonl(INADDR_ANY);
-    any.sin_port = htons(static_cast<uint16_t>(port));
-    absl::StatusOr<int> fd = net::Listen(any);
+    // On the job's interface (NEURON_HOST_ADDR) where it is named, else
+    // every interface: peers dial whatever address their caller gives.
+    const config::EnvLookup env = config::ProcessEnv();
+    absl::StatusOr<std::string> secret = JobSecretFromEnv(env);
+    if (!secret.ok()) return NrtError(NRT_INVALID, std::string(secret.status().message()));
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (std::optional<std::string> host = env("NEURON_HOST_ADDR"); host && !host->empty()) {
+      absl::StatusOr<sockaddr_in> a = net::ParseHost(*host);
+      if (!a.ok()) {
+        return NrtError(NRT_INVALID, absl::StrCat("NEURON_HOST_ADDR: ", a.status().message()));
+      }
+      at = *a;
+    }
+    at.sin_port = htons(static_cast<uint16_t>(port));
+    absl::StatusOr<int> fd = net::Listen(at);
     if (!fd.ok()) {
       return NrtError(NRT_FAILURE,
                       absl::StrFormat("lnc %d: %s (the port is NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_"
@@ -709,7 +823,10 @@ absl::Status Init(int lnc, int base_port, std::chrono::seconds timeout) {
     l->id = lnc;
     l->listen_fd = *fd;
     l->base_port = base;
-    l->timeout = timeout;
+    // Seconds far beyond any job would overflow the clock once added to now.
+    l->timeout = std::clamp(timeout, std::chrono::seconds(1),
+                            std::chrono::seconds(net::kMaxTimeoutSeconds));
+    l->secret = *secret;
     g_lncs[lnc] = std::move(l);
     if (g_wake_fd < 0) g_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     Wake();

@@ -56,6 +56,9 @@ absl::Status Communicator::Impl::CheckControl() {
     const ssize_t n = recv(control[r], &c, 1, MSG_DONTWAIT);
     if (n == 1 && c == 'B') {
       left[r] = answered[r] = true;
+    } else if (n == 1 && c != 'R') {
+      return RollCall(r, absl::StrCat("it sent byte ", static_cast<int>(static_cast<uint8_t>(c)),
+                                      " on its control connection, outside the protocol"));
     } else if (n == 1) {
       answered[r] = true;
       return RollCall(-1, "");

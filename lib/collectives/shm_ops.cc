@@ -315,6 +315,13 @@ absl::Status Communicator::Impl::ZeroCopyAllReduce(const GroupView& v, const cha
     uint64_t w[3];
     std::memcpy(w, Flags(m[j])->entered.payload, sizeof(w));
     if (w[0] == 0 || g > 64) return absl::OkStatus();  // someone cannot
+    // Offsets another process wrote: bounded by its arena before use.
+    const uint64_t arena_bytes = peers[m[j]].arena_bytes;
+    if (w[0] != 1 || !InArena(w[1], bytes, arena_bytes) || !InArena(w[2], bytes, arena_bytes)) {
+      return Lost(m[j], absl::StrCat("it published zero-copy buffers at offsets ", w[1], " and ",
+                                     w[2], " for ", bytes, " bytes, outside its ", arena_bytes,
+                                     "-byte arena"));
+    }
     ins[j] = ArenaOf(m[j]) + w[1];
     outs[j] = ArenaOf(m[j]) + w[2];
   }

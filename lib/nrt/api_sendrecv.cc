@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "lib/collectives/communicator.h"
+#include "lib/collectives/net.h"
 #include "lib/collectives/point_to_point.h"
 #include "lib/nrt/api_state.h"
 #include "nrt/nrt_async_sendrecv.h"
@@ -106,7 +107,9 @@ NRT_STATUS nrt_async_sendrecv_init(int lnc) {
       return Fail(kFn, core.status());
     }
     base = static_cast<int>(config.async_sendrecv_bootstrap_port);
-    timeout = std::chrono::seconds(std::max<uint64_t>(1, config.exec_timeout_s));
+    // Bounded before it becomes a duration: seconds past int64 would wrap.
+    timeout = std::chrono::seconds(
+        std::clamp<uint64_t>(config.exec_timeout_s, 1, neuron::collectives::net::kMaxTimeoutSeconds));
   }
   absl::Status st = p2p::Init(lnc, base, timeout);
   return st.ok() ? NRT_SUCCESS : FailCollectives(kFn, st);

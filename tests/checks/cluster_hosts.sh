@@ -226,6 +226,43 @@ else
   fail "4 hosts x 2 ranks in one kernel: rank 0 said: $(grep -m1 'collectives across' "$work/machine/r0.err")"
 fi
 
+# --- strangers ---------------------------------------------------------------
+
+# stranger HOST ADDR PORT SECONDS: from HOST, port scans, HTTP requests and
+# idle connections to ADDR:PORT, again and again (background; sets SPID).
+stranger() {
+  local to="/dev/tcp/$2/$3"
+  cluster_exec "$NAME" "$1" timeout "$4" bash -c '
+    while :; do
+      (exec 3<>"$0") 2>/dev/null
+      (exec 3<>"$0"; printf "GET / HTTP/1.1\r\n\r\n" >&3; sleep 0.2) 2>/dev/null
+      (exec 3<>"$0"; sleep 3) 2>/dev/null &
+      sleep 0.05
+    done' "$to" >/dev/null 2>&1 &
+  SPID=$!
+}
+# A 4-host job while host 3 pesters rank 0's port from before the job
+# starts until after it ends, without and with the job's secret. The other
+# ranks start 2 s after rank 0 (as ranks of different hosts do), so the
+# strangers reach rank 0 while it waits for them.
+for secret in "" cluster-hosts-secret; do
+  label="strangers${secret:+-secret}"
+  stranger 3 "${A[0]}" $((port + 1)) 10
+  start_ranks "$work/$label" 4 1 NEURON_RT_EXEC_TIMEOUT=30 ${secret:+NEURON_TOOLS_JOB_SECRET=$secret} \
+    -- sh -c '[ "$NEURON_RANK" = 0 ] || sleep 2; exec "$@"' sh \
+    "$AR" allr -N 4 -b 8 -e 1MB -f 16 -c random --json -n 1 -w 0
+  wait_ranks
+  kill "$SPID" 2>/dev/null
+  wait "$SPID" 2>/dev/null
+  if ranks_clean "$work/$label" 4 && grep -q "ignored a connection from ${A[3]}" "$work/$label/r0.err"; then
+    pass "allr 4 hosts with strangers at rank 0's port${secret:+ (job secret)}: 0 wrong," \
+      "$(grep -c "ignored a connection" "$work/$label/r0.err") stray(s) logged"
+  else
+    fail "allr 4 hosts with strangers at rank 0's port${secret:+ (job secret)}" \
+      "(rank 0 logged $(grep -c "ignored a connection" "$work/$label/r0.err") strays)"
+  fi
+done
+
 # --- through mpirun ---------------------------------------------------------
 
 # mpi_job LABEL NP PER_HOST ARGS...: the same job started by mpirun on host

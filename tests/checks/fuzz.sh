@@ -7,8 +7,8 @@
 #                                        long run: SECONDS per fuzzer (default 300)
 #   FUZZ_ONLY=npy tests/checks/fuzz.sh   only fuzzers whose name contains npy
 #
-# Fuzzers: neff, hlo_text, hlo_proto, npy, npz, safetensors, core_dump
-# (tests/fuzz/). Each
+# Fuzzers: neff, hlo_text, hlo_proto, npy, npz, safetensors, core_dump,
+# wire (the collectives' set-up messages) (tests/fuzz/). Each
 # runs with -rss_limit_mb=2048 and -malloc_limit_mb=1024, so an input that
 # makes a reader allocate beyond reason fails like a crash, and with UBSan
 # halting on the first report. Seeds: small corpus files for the HLO
@@ -75,6 +75,12 @@ for fuzzer in "$dir"/*_fuzzer; do
       # version 1 (in the prefix), then u32 count, sections: u32 kind, u32 meta length, u64 data length.
       core_dump_seed "$corpus/seed-info.ncdump" '\x01\x00\x00\x00''\x01\x00\x00\x00\x0f\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00''{"model":"m.x"}'
       core_dump_seed "$corpus/seed-buffer.ncdump" '\x02\x00\x00\x00''\x02\x00\x00\x00\x20\x00\x00\x00\x04\x00\x00\x00\x00\x00\x00\x00''{"name":"x","shape":[2,2],"b":4}\x01\x02\x03\x04''\x03\x00\x00\x00\x02\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00''{}log\n\n' ;;
+    wire*)
+      # Parser selector, world, then a message's first bytes (its magic).
+      printf '\x02\x02MCCN' >"$corpus/seed-hello"
+      printf '\x03\x02\x2a\x00\x00\x00\x00\x00\x00\x00MCCN' >"$corpus/seed-table"
+      printf '\x05\x00Ftcp;ofi_rxm\x00\x02\x00\x30\x39\x7f\x00\x00\x01' >"$corpus/seed-endpoint"
+      printf '\x08\x01DRSN\x01\x00\x00\x00\x40\x00\x00\x00\x00\x00\x00\x00' >"$corpus/seed-p2p-header" ;;
   esac
   # Committed seeds (tests/fuzz/seeds/<fuzzer>/: bundles numpy wrote).
   [ -d "$ROOT/tests/fuzz/seeds/$name" ] && cp "$ROOT/tests/fuzz/seeds/$name"/* "$corpus"/

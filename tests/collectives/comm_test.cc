@@ -458,10 +458,12 @@ TEST(Communicator, KilledRankEndsEveryOtherRankWithTimeout) {
   }
 }
 
+// The timeout also bounds the set-up of 4 hosts (libfabric's discovery
+// alone took over 3 s on a loaded machine): 5 s leaves room for it.
 TEST(Communicator, KilledRankOnAnotherHostIsNamedByEveryRank) {
   JobOptions o;
   o.base.world = 4;  // a ring of 4: rank 0 is not linked to rank 2 in it
-  o.base.timeout_s = 3;
+  o.base.timeout_s = 5;
   o.limit_s = 30;
   o.host_addr = {"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"};
   double killed_at = 0;
@@ -497,12 +499,15 @@ TEST(Communicator, StalledRankEndsEveryOtherRankWithTimeout) {
 }
 
 // A stopped rank on another host keeps its connections open: only the
-// roll call tells it from the neighbours that wait for it.
+// roll call tells it from the neighbours that wait for it. The timeout also
+// bounds the set-up (bootstrap, mesh, libfabric), which took over 2 s on a
+// loaded machine: 5 s leaves room for it.
 TEST(Communicator, StalledRankOnAnotherHostIsNamedByEveryRank) {
   JobOptions o;
   o.base.world = 4;
-  o.base.timeout_s = 2;
-  o.limit_s = 12;  // then the harness kills the stopped rank
+  o.base.timeout_s = 5;
+  o.limit_s = 30;
+  o.kill_when_alone = {1};
   o.host_addr = {"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"};
   double stopped_at = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -515,7 +520,7 @@ TEST(Communicator, StalledRankOnAnotherHostIsNamedByEveryRank) {
   });
   for (int r : {0, 2, 3}) {
     EXPECT_EQ(results[r].exit_code, 42) << "rank " << r;
-    EXPECT_LE(results[r].seconds, stopped_at + o.base.timeout_s + 2) << "rank " << r;
+    EXPECT_LE(results[r].seconds, stopped_at + kTimeoutSlack * o.base.timeout_s) << "rank " << r;
   }
 }
 
@@ -544,6 +549,22 @@ TEST(Communicator, RootCommIdProblemsFailAtOnce) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(NrtStatusOf(c.status()), NRT_TIMEOUT) << c.status();
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 3.0);
+}
+
+// NEURON_RT_EXEC_TIMEOUT far past any job: bounded before it is added to
+// the clock, where it would wrap into a deadline in the past.
+TEST(Communicator, HugeTimeoutDoesNotWrap) {
+  JobOptions o;
+  o.base.world = 2;
+  o.base.timeout_s = ~uint64_t{0};
+  auto results = RunJob(o, [](Communicator& c) {
+    float v = 1;
+    return c.AllReduce(&v, &v, 1, DataType::kF32, ReduceOp::kSum).ok() && v == 2 &&
+                   c.Barrier().ok()
+               ? 0
+               : 1;
+  });
+  ExpectAllZero(results);
 }
 
 TEST(Communicator, MalformedReplicaGroups) {

@@ -18,6 +18,8 @@
 #include "gtest/gtest.h"
 #include "lib/collectives/communicator.h"
 #include "lib/collectives/net.h"
+#include "lib/collectives/wire.h"
+#include "tests/collectives/stranger.h"
 
 namespace neuron::collectives::p2p {
 namespace {
@@ -144,6 +146,118 @@ TEST_F(PointToPointTest, PeerClosingFailsAPostedReceive) {
   EXPECT_EQ(c.bytes, 0u);
   EXPECT_EQ(NrtStatusOf(Recv(recv01_, in.data(), in.size()).status()), NRT_FAILURE);
   EXPECT_TRUE(Close(1).ok());
+}
+
+// Strangers on core 1's port (a scan, an HTTP request, an idle and a
+// dripping connection) are dropped; a real pair still connects and moves
+// its bytes.
+TEST_F(PointToPointTest, StrangersOnTheListenerChangeNothing) {
+  sockaddr_in port{};
+  port.sin_family = AF_INET;
+  port.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  port.sin_port = htons(static_cast<uint16_t>(base_ + 1));
+  std::vector<pid_t> strangers;
+  for (testing::Stranger kind : {testing::Stranger::kScan, testing::Stranger::kGarbage,
+                                 testing::Stranger::kIdle, testing::Stranger::kDrip}) {
+    strangers.push_back(testing::StartStranger(kind, port, 2, false, 10));
+  }
+  absl::StatusOr<Comm*> s = Connect("127.0.0.1", 1, 0);
+  absl::StatusOr<Comm*> r = Accept("127.0.0.1", 0, 1);
+  ASSERT_TRUE(s.ok() && r.ok());
+  ASSERT_TRUE(WaitFor([&] {
+    absl::StatusOr<bool> a = IsConnected(*s), b = IsConnected(*r);
+    EXPECT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+    return a.ok() && b.ok() && *a && *b;
+  }));
+  std::vector<char> out(1000), in(1000);
+  std::iota(out.begin(), out.end(), 3);
+  absl::StatusOr<Request*> rr = Recv(*r, in.data(), in.size());
+  absl::StatusOr<Request*> sr = Send(*s, out.data(), out.size());
+  ASSERT_TRUE(rr.ok() && sr.ok());
+  EXPECT_TRUE(Wait(*sr).status.ok());
+  const Completion c = Wait(*rr);
+  EXPECT_TRUE(c.status.ok()) << c.status;
+  EXPECT_EQ(in, out);
+  for (pid_t p : strangers) testing::StopStranger(p);
+}
+
+// A peer that trickles a message a byte at a time cannot keep a receive
+// alive past the timeout of its start.
+TEST(PointToPoint, DrippingPeerEndsTheRequestAtItsDeadline) {
+  auto probe = net::Listen(*net::ParseHost("127.0.0.1"));
+  ASSERT_TRUE(probe.ok());
+  const int port = ntohs(net::LocalAddr(*probe).sin_port);
+  close(*probe);
+  ASSERT_TRUE(Init(0, port, std::chrono::seconds(1)).ok());
+  absl::StatusOr<Comm*> r = Accept("127.0.0.1", 0, 0);
+  ASSERT_TRUE(r.ok());
+  // The dialer, by hand: lnc 0 to lnc 0, first connection, no secret.
+  const net::Deadline deadline = net::Clock::now() + std::chrono::seconds(10);
+  sockaddr_in at = *net::ParseHost("127.0.0.1");
+  at.sin_port = htons(static_cast<uint16_t>(port));
+  auto fd = net::Connect(at, deadline, nullptr);
+  ASSERT_TRUE(fd.ok());
+  wire::P2pHello h{};
+  h.magic = htonl(wire::kP2pHelloMagic);
+  ASSERT_TRUE(net::SendAll(*fd, &h, sizeof(h), deadline).ok());
+  wire::P2pAck ack{};
+  ASSERT_TRUE(net::RecvAll(*fd, &ack, sizeof(ack), deadline).ok());
+  ASSERT_TRUE(WaitFor([&] { return IsConnected(*r).value_or(false); }));
+  std::vector<char> in(64);
+  absl::StatusOr<Request*> rr = Recv(*r, in.data(), in.size());
+  ASSERT_TRUE(rr.ok());
+  const wire::P2pDataHeader header{wire::kP2pDataMagic, 0, 64};
+  ASSERT_TRUE(net::SendAll(*fd, &header, sizeof(header), deadline).ok());
+  Completion c;
+  for (int i = 0; i < 64 && !c.done; ++i) {
+    (void)net::SendAll(*fd, "x", 1, deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    absl::StatusOr<Completion> t = p2p::Test(*rr);
+    ASSERT_TRUE(t.ok());
+    c = *t;
+  }
+  EXPECT_TRUE(c.done);
+  EXPECT_EQ(NrtStatusOf(c.status), NRT_TIMEOUT) << c.status;
+  EXPECT_NE(std::string(c.status.message()).find("not finished within 1 s"), std::string::npos)
+      << c.status;
+  close(*fd);
+  Shutdown();
+}
+
+// With the job's secret, a hello that names the right core and sequence
+// but cannot prove the secret is dropped: the real dialer gets the accept.
+TEST(PointToPoint, ForgedHelloIsDroppedWithTheSecret) {
+  setenv("NEURON_TOOLS_JOB_SECRET", "p2p-test-secret", 1);
+  auto probe = net::Listen(*net::ParseHost("127.0.0.1"));
+  ASSERT_TRUE(probe.ok());
+  const int port = ntohs(net::LocalAddr(*probe).sin_port);
+  close(*probe);
+  ASSERT_TRUE(Init(0, port, kTimeout).ok());
+  absl::StatusOr<Comm*> r = Accept("127.0.0.1", 0, 0);
+  ASSERT_TRUE(r.ok());
+  const net::Deadline deadline = net::Clock::now() + std::chrono::seconds(10);
+  sockaddr_in at = *net::ParseHost("127.0.0.1");
+  at.sin_port = htons(static_cast<uint16_t>(port));
+  auto forger = net::Connect(at, deadline, nullptr);
+  ASSERT_TRUE(forger.ok());
+  wire::P2pHello h{};
+  h.magic = htonl(wire::kP2pHelloMagic);
+  h.proof.flags = wire::kFlagSecret;
+  h.proof.mac[0] = 1;  // a guess
+  ASSERT_TRUE(net::SendAll(*forger, &h, sizeof(h), deadline).ok());
+  // Dropped: the forger's connection is closed without an ack.
+  char byte;
+  EXPECT_TRUE(absl::IsUnavailable(net::RecvAll(*forger, &byte, 1, deadline)));
+  absl::StatusOr<bool> up = IsConnected(*r);
+  EXPECT_TRUE(up.ok() && !*up);
+  absl::StatusOr<Comm*> s = Connect("127.0.0.1", 0, 0);
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(WaitFor([&] {
+    return IsConnected(*r).value_or(false) && IsConnected(*s).value_or(false);
+  }));
+  close(*forger);
+  Shutdown();
+  unsetenv("NEURON_TOOLS_JOB_SECRET");
 }
 
 }  // namespace

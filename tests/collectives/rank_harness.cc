@@ -29,6 +29,7 @@ std::vector<RankResult> RunJob(const JobOptions& options,
   const std::string root = listen_fd.ok()
                                ? net::FormatAddr(net::LocalAddr(*listen_fd))
                                : std::string("127.0.0.1:1");
+  if (options.before_start && listen_fd.ok()) options.before_start(net::LocalAddr(*listen_fd));
   std::fflush(stdout);
   std::fflush(stderr);
   const auto start = std::chrono::steady_clock::now();
@@ -74,6 +75,12 @@ std::vector<RankResult> RunJob(const JobOptions& options,
         --left;
       }
       continue;
+    }
+    // Only ranks the test stopped are left: they would never end.
+    int stuck = 0;
+    for (int r : options.kill_when_alone) stuck += results[r].seconds == 0;
+    if (stuck > 0 && stuck == left) {
+      for (int r : options.kill_when_alone) kill(pids[r], SIGKILL);
     }
     if (t > options.limit_s) {
       for (int r = 0; r < world; ++r) kill(pids[r], SIGKILL);

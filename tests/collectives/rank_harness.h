@@ -4,6 +4,7 @@
 #ifndef NEURON_TESTS_COLLECTIVES_RANK_HARNESS_H_
 #define NEURON_TESTS_COLLECTIVES_RANK_HARNESS_H_
 
+#include <netinet/in.h>
 #include <sys/types.h>
 
 #include <functional>
@@ -23,6 +24,11 @@ struct JobOptions {
   CommOptions base;                    // world, timeout, chunk ...
   std::vector<std::string> host_addr;  // per rank (empty: one host)
   double limit_s = 60;                 // kill everything after this
+  // Ranks the test stops (SIGSTOP): killed once they are all that is left.
+  std::vector<int> kill_when_alone;
+  // Called in the parent once rank 0's listener is up, before any rank
+  // starts, with its address (a stranger may connect before the ranks).
+  std::function<void(const sockaddr_in&)> before_start;
   // Called in the parent once every rank is running, with their pids.
   std::function<void(const std::vector<pid_t>&)> while_running;
 };

@@ -559,7 +559,7 @@ TEST(NeuronAllreduceHosts, ToolLaunchesThroughMpirun) {
   EXPECT_TRUE(Has(r.err, "/nonexistent/hosts")) << r.err;
 
   // The command it runs, printed by echo in mpirun's place; this process's
-  // own address stays behind.
+  // own address stays behind, and the job's secret, made here, goes by name.
   o.env = {{"NEURON_RT_ROOT_COMM_ID", "a:45654"},
            {"NEURON_MPIRUN", "echo"},
            {"NEURON_HOST_ADDR", "10.0.0.9"},
@@ -568,7 +568,8 @@ TEST(NeuronAllreduceHosts, ToolLaunchesThroughMpirun) {
   r = RunTool(kTool, {"-r", "4", "allr", "-b", "8", "-e", "8", "--hosts", "a", "b"}, o);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string self = std::filesystem::canonical(neuron::testing::ToolDir() + "/" + kTool);
-  EXPECT_EQ(r.out, "-np 4 --host a:2,b:2 -x NEURON_RT_EXEC_TIMEOUT -x NEURON_RT_ROOT_COMM_ID " +
+  EXPECT_EQ(r.out, "-np 4 --host a:2,b:2 -x NEURON_RT_EXEC_TIMEOUT -x NEURON_RT_ROOT_COMM_ID "
+                   "-x NEURON_TOOLS_JOB_SECRET " +
                        self + " -r 4 allr -b 8 -e 8\n");
   o.env["NEURON_MPIRUN"] = "/nonexistent/mpirun";
   r = RunTool(kTool, {"-r", "2", "allr", "--hosts", "a"}, o);
