@@ -2,12 +2,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <charconv>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/support/writer_tag.h"
 
 namespace neuron {
 namespace {
@@ -71,19 +70,6 @@ bool UnnamedUsable() {
   return proc && !g_named_only.load(std::memory_order_relaxed);
 }
 
-// This host in a temporary's name: on a shared file system (NFS has no
-// O_TMPFILE) a pid means nothing on another host. FNV-1a, 8 hex digits.
-const std::string& HostTag() {
-  static const std::string tag = [] {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    uint32_t h = 2166136261u;
-    for (const char* c = host; *c != '\0'; ++c) h = (h ^ static_cast<uint8_t>(*c)) * 16777619u;
-    return absl::StrFormat("%08x", h);
-  }();
-  return tag;
-}
-
 struct PathParts {
   std::string dir, base;
 };
@@ -94,27 +80,17 @@ PathParts Split(const std::string& path) {
   return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
 }
 
-// ".<base>.tmp.<host>.<pid>." in `dir`; six random characters follow.
+// ".<base>.tmp.<writer tag>." in `dir`; six random characters follow.
 std::string TempStem(const PathParts& p) {
-  return absl::StrCat(p.dir, "/.", p.base, ".tmp.", HostTag(), ".", getpid(), ".");
+  return absl::StrCat(p.dir, "/.", p.base, ".tmp.", WriterTag(), ".");
 }
 
-// Whether the named temporary `name` was made on this host by a process
-// that no longer runs.
-bool WriterGone(std::string_view name) {
+// Whether `name` is a named temporary whose writer is gone.
+bool LeftBehind(std::string_view name) {
   if (name.size() < 8 || name[0] != '.' || name[name.size() - 7] != '.') return false;
-  std::string_view head = name.substr(0, name.size() - 7);  // drops ".XXXXXX"
-  const size_t dot = head.rfind('.');
-  if (dot == std::string_view::npos) return false;
-  const std::string_view digits = head.substr(dot + 1);
-  int pid = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-  if (ec != std::errc() || end != digits.data() + digits.size() || pid <= 0 || pid == getpid()) {
-    return false;
-  }
-  const std::string marker = absl::StrCat(".tmp.", HostTag());
-  if (!head.substr(0, dot).ends_with(marker)) return false;
-  return kill(pid, 0) != 0 && errno == ESRCH;
+  const std::string_view head = name.substr(0, name.size() - 7);  // drops ".XXXXXX"
+  const size_t tmp = head.rfind(".tmp.");
+  return tmp != std::string_view::npos && WriterGone(head.substr(tmp + 5));
 }
 
 // Removes, once per directory and process, the named temporaries of
@@ -129,7 +105,7 @@ void SweepOnce(const std::string& dir) {
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return;
   while (const dirent* e = readdir(d)) {
-    if (WriterGone(e->d_name)) unlinkat(dirfd(d), e->d_name, 0);
+    if (LeftBehind(e->d_name)) unlinkat(dirfd(d), e->d_name, 0);
   }
   closedir(d);
 }

@@ -6,9 +6,9 @@
 // temporary has no name until linkat gives it the destination's (or, over
 // an existing file, a named temporary renamed over it at once), so even
 // kill -9 leaves nothing behind. Elsewhere it is a hidden named file,
-// ".<name>.tmp.<host>.<pid>.XXXXXX", renamed once closed; the first write
-// into a directory in a process removes those whose writer on this host
-// is gone. A full disk, a missing directory or a crash leaves the
+// ".<name>.tmp.<host>.<pid>.XXXXXX" (lib/support/writer_tag.h), renamed
+// once closed; the first write into a directory in a process removes
+// those whose writer on this host is gone. A full disk, a missing directory or a crash leaves the
 // destination as it was. Errors name the destination and the reason.
 #ifndef NEURON_LIB_SUPPORT_ATOMIC_FILE_H_
 #define NEURON_LIB_SUPPORT_ATOMIC_FILE_H_
