@@ -12,8 +12,12 @@
 # runs with -rss_limit_mb=2048 and -malloc_limit_mb=1024, so an input that
 # makes a reader allocate beyond reason fails like a crash, and with UBSan
 # halting on the first report. Seeds: small corpus files for the HLO
-# fuzzers, tiny .npy files and core dumps written here, the bundles of
-# tests/fuzz/seeds/. Every input under
+# fuzzers, tiny .npy files and core dumps written here, and what
+# tests/fuzz/seeds/<fuzzer>/ holds: bundles numpy wrote, and NEFFs
+# neuron-compile made of examples/*.hlo and tests/nrt/c/models/*.hlo
+# (compressed, uncompressed with --enable-fast-loading-neuron-binaries,
+# trn2 with -lnc 2), so the NEFF fuzzer starts past the header checks.
+# Every input under
 # tests/fuzz/regressions/<fuzzer>/ is replayed first (it must pass); a
 # finding is saved as out.fuzz/<fuzzer>-crash-* (or oom-*, leak-*,
 # timeout-*): copy it into tests/fuzz/regressions/<fuzzer>/ with a
@@ -76,7 +80,7 @@ for fuzzer in "$dir"/*_fuzzer; do
       core_dump_seed "$corpus/seed-info.ncdump" '\x01\x00\x00\x00''\x01\x00\x00\x00\x0f\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00''{"model":"m.x"}'
       core_dump_seed "$corpus/seed-buffer.ncdump" '\x02\x00\x00\x00''\x02\x00\x00\x00\x20\x00\x00\x00\x04\x00\x00\x00\x00\x00\x00\x00''{"name":"x","shape":[2,2],"b":4}\x01\x02\x03\x04''\x03\x00\x00\x00\x02\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00''{}log\n\n' ;;
   esac
-  # Committed seeds (tests/fuzz/seeds/<fuzzer>/: bundles numpy wrote).
+  # Committed seeds (tests/fuzz/seeds/<fuzzer>/: bundles, NEFFs).
   [ -d "$ROOT/tests/fuzz/seeds/$name" ] && cp "$ROOT/tests/fuzz/seeds/$name"/* "$corpus"/
   if [ -d "$regressions" ] && ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
        "$fuzzer" -rss_limit_mb=2048 -malloc_limit_mb=1024 "$regressions"/* >"$dir/$name.regressions.log" 2>&1; then
