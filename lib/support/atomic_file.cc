@@ -15,7 +15,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "lib/support/writer_tag.h"
 
 namespace neuron {
