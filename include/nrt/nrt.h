@@ -143,7 +143,8 @@ NRT_STATUS nrt_init(nrt_framework_type_t framework, const char *fw_version, cons
 void nrt_close(void);
 
 /* Loads a NEFF held in memory onto logical core `vnc` (-1: the first
- * visible core without a model). `vnc_count` is deprecated: pass -1. */
+ * visible core without a model; below -1 is NRT_INVALID). `vnc_count` is
+ * deprecated: pass -1. */
 NRT_STATUS nrt_load(const void *neff_bytes, size_t size, int32_t vnc, int32_t vnc_count, nrt_model_t **model);
 
 /* Loads a NEFF with collectives: this process is device `ctx_device_id` of
@@ -178,10 +179,12 @@ NRT_STATUS nrt_add_tensor_to_tensor_set(nrt_tensor_set_t *tensor_set, const char
 /* NRT_FAILURE when the set has no tensor of that name. */
 NRT_STATUS nrt_get_tensor_from_tensor_set(nrt_tensor_set_t *tensor_set, const char *tensor_name, nrt_tensor_t **tensor);
 
-/* Runs the model once (or `repeat_count` times) and waits. Inputs and
- * outputs are looked up by the model's tensor names. Returns
- * NRT_EXEC_COMPLETED_WITH_NUM_ERR when a result holds NaN/Inf (outputs are
- * written), NRT_TIMEOUT past NEURON_RT_EXEC_TIMEOUT. */
+/* Runs the model once (or `repeat_count` times, at least 1) and waits.
+ * Inputs and outputs are looked up by the model's tensor names. Returns
+ * NRT_EXEC_COMPLETED_WITH_NUM_ERR when a result holds NaN/Inf and
+ * NEURON_RT_NUMERICAL_ERRORS_VERBOSITY is not none (outputs are written;
+ * under the default none NaN/Inf go unchecked), NRT_TIMEOUT past
+ * NEURON_RT_EXEC_TIMEOUT. */
 NRT_STATUS nrt_execute(nrt_model_t *model, const nrt_tensor_set_t *input_set, nrt_tensor_set_t *output_set);
 NRT_STATUS nrt_execute_repeat(nrt_model_t *model, const nrt_tensor_set_t *input_set, nrt_tensor_set_t *output_set,
                               int repeat_count);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/support/writer_tag.h"
 
 namespace neuron::compiler {
 
@@ -56,6 +57,25 @@ absl::Status WriteWhole(const fs::path& path, std::string_view data) {
   return absl::OkStatus();
 }
 
+// Removes the staging (".tmp-<key>-<writer>-<n>") and eviction
+// (".evicted-<writer>-<n>") directories of compiles killed before they
+// could rename or remove them: their writer tag sits between the last two
+// dashes (keys are hex, so they have none).
+void SweepLeftovers(const fs::path& dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(".tmp-") && !name.starts_with(".evicted-")) continue;
+    const size_t last = name.rfind('-');
+    const size_t before = last == std::string::npos ? last : name.rfind('-', last - 1);
+    if (before == std::string::npos) continue;
+    if (WriterGone(std::string_view(name).substr(before + 1, last - before - 1))) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+  }
+}
+
 }  // namespace
 
 CacheEntry CompileCache::Lookup(std::string_view key) const {
@@ -78,9 +98,10 @@ absl::Status CompileCache::Publish(std::string_view key,
   std::error_code ec;
   fs::create_directories(final_dir.parent_path(), ec);
   if (ec) return absl::InternalError(absl::StrFormat("cannot create cache directory %s: %s", final_dir.parent_path().string(), ec.message()));
+  SweepLeftovers(final_dir.parent_path());
   std::random_device rd;
   fs::path tmp = final_dir.parent_path() /
-                 absl::StrFormat(".tmp-%s-%d-%08x", std::string(key), static_cast<int>(getpid()), rd());
+                 absl::StrFormat(".tmp-%s-%s-%08x", std::string(key), WriterTag(), rd());
   fs::create_directory(tmp, ec);
   if (ec) return absl::InternalError(absl::StrFormat("cannot create %s: %s", tmp.string(), ec.message()));
   for (const auto& [name, data] : files) {
@@ -110,7 +131,7 @@ absl::Status CompileCache::StoreFailure(std::string_view key, std::string_view e
 absl::Status CompileCache::Evict(std::string_view key) const {
   fs::path dir = EntryDir(key);
   std::random_device rd;
-  fs::path trash = dir.parent_path() / absl::StrFormat(".evicted-%d-%08x", static_cast<int>(getpid()), rd());
+  fs::path trash = dir.parent_path() / absl::StrFormat(".evicted-%s-%08x", WriterTag(), rd());
   std::error_code ec;
   fs::rename(dir, trash, ec);
   if (!ec) fs::remove_all(trash, ec);

@@ -73,15 +73,27 @@ NRT_STATUS CountCores(const char* function, uint32_t* out, bool visible) {
   return NRT_SUCCESS;
 }
 
-NRT_STATUS LoadOn(const char* function, const void* neff_bytes, size_t size, int32_t vnc,
-                  int32_t vnc_count, nrt_model_t** model, const runtime::ExecuteOptions& options) {
-  if (neff_bytes == nullptr || model == nullptr) {
-    return Fail(NRT_INVALID, absl::StrFormat("%s: null NEFF or model pointer", function));
+// A load's core and count, checked before anything else: -1 is the one
+// documented "any core", so -2 or INT32_MIN is a caller's bug, not -1.
+NRT_STATUS CheckLoadCores(const char* function, int32_t vnc, int32_t vnc_count) {
+  if (vnc < -1) {
+    return Fail(NRT_INVALID,
+                absl::StrFormat("%s: vnc %d is not a core (pass 0 or more, or -1 for any)", function,
+                                vnc));
   }
   if (vnc_count != -1 && vnc_count != 1) {
     return Fail(NRT_INVALID,
                 absl::StrFormat("%s: vnc_count %d is not supported (pass -1)", function, vnc_count));
   }
+  return NRT_SUCCESS;
+}
+
+NRT_STATUS LoadOn(const char* function, const void* neff_bytes, size_t size, int32_t vnc,
+                  int32_t vnc_count, nrt_model_t** model, const runtime::ExecuteOptions& options) {
+  if (neff_bytes == nullptr || model == nullptr) {
+    return Fail(NRT_INVALID, absl::StrFormat("%s: null NEFF or model pointer", function));
+  }
+  if (NRT_STATUS s = CheckLoadCores(function, vnc, vnc_count); s != NRT_SUCCESS) return s;
   RuntimeRef rt(function);
   if (!rt.ok()) return rt.status();
   int core = -1;
@@ -179,6 +191,9 @@ NRT_STATUS nrt_load(const void* neff_bytes, size_t size, int32_t vnc, int32_t vn
 NRT_STATUS nrt_load_collectives(const void* neff_bytes, size_t size, int32_t vnc,
                                 int32_t vnc_count, uint32_t ctx_device_id,
                                 uint32_t ctx_device_count, nrt_model_t** model) {
+  if (NRT_STATUS s = CheckLoadCores("nrt_load_collectives", vnc, vnc_count); s != NRT_SUCCESS) {
+    return s;
+  }
   if (ctx_device_count == 0 || ctx_device_id >= ctx_device_count) {
     return Fail(NRT_INVALID,
                 absl::StrFormat("nrt_load_collectives: device id %u is not within a count of %u",
@@ -347,12 +362,16 @@ NRT_STATUS nrt_execute_repeat(nrt_model_t* model, const nrt_tensor_set_t* input_
   if (input_set == nullptr || output_set == nullptr) {
     return Fail(NRT_INVALID, "nrt_execute: null tensor set");
   }
+  if (repeat_count < 1) {
+    return Fail(NRT_INVALID, absl::StrFormat("nrt_execute_repeat: repeat_count %d is below 1",
+                                             repeat_count));
+  }
   RuntimeRef rt("nrt_execute");
   if (!rt.ok()) return rt.status();
   const auto& ins = *static_cast<const TensorSet*>(input_set);
   auto& outs = *static_cast<TensorSet*>(output_set);
   NRT_STATUS last = NRT_SUCCESS;
-  for (int r = 0; r < std::max(1, repeat_count); ++r) {
+  for (int r = 0; r < repeat_count; ++r) {
     NRT_STATUS s = ExecuteModel(model, ins, outs, "nrt_execute");
     if (s != NRT_SUCCESS && s != NRT_EXEC_COMPLETED_WITH_NUM_ERR) return s;
     if (s != NRT_SUCCESS) last = s;

@@ -9,6 +9,7 @@
 #include "lib/nrt/api_state.h"
 #include "lib/runtime/core.h"
 #include "lib/runtime/observe.h"
+#include "lib/support/checked_size.h"
 
 namespace neuron::nrt_api {
 namespace {
@@ -28,7 +29,7 @@ NRT_STATUS Storage(const char* function, const nrt_tensor_t* tensor, TensorBuffe
 }
 
 NRT_STATUS CheckRange(const char* function, const TensorBuffer& t, uint64_t offset, uint64_t size) {
-  if (offset > t.size() || size > t.size() - offset) {
+  if (!neuron::RangeWithin(offset, size, t.size())) {
     return Fail(NRT_INVALID, absl::StrFormat("%s: %d bytes at offset %d is outside tensor '%s' (%d bytes)",
                                              function, size, offset, t.name(), t.size()));
   }
@@ -91,13 +92,11 @@ NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t placement, int vnc, size_t
     // tensors, HOST its deprecated DMA-able variant.
     case NRT_TENSOR_PLACEMENT_HOST:
     case NRT_TENSOR_PLACEMENT_VIRTUAL: {
-      std::shared_ptr<TensorBuffer> buffer = TensorBuffer::AllocateHost(size, tensor_name);
-      if (buffer->data() == nullptr) {
-        return Fail(NRT_RESOURCE, absl::StrFormat("nrt_tensor_allocate: no host memory for %d bytes "
-                                                  "of tensor '%s'", size, tensor_name));
-      }
+      absl::StatusOr<std::unique_ptr<TensorBuffer>> buffer =
+          TensorBuffer::AllocateHost(size, tensor_name);
+      if (!buffer.ok()) return Fail("nrt_tensor_allocate", buffer.status());
       nrt_tensor* t = NewTensor(std::move(tensor_name), placement);
-      t->storage = std::move(buffer);
+      t->storage = std::move(*buffer);
       *tensor = t;
       return NRT_SUCCESS;
     }

@@ -1,13 +1,25 @@
 #include "lib/runtime/tensor_buffer.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "lib/runtime/core.h"
+#include "lib/runtime/memory_check.h"
 #include "lib/runtime/status.h"
+#include "lib/support/checked_size.h"
+#include "lib/support/parse.h"
 
 namespace neuron::runtime {
+namespace {
+
+// Host tensors from this size up are checked against what the host can
+// still give (reading /proc costs far less than zeroing this much).
+constexpr uint64_t kHostCheckBytes = uint64_t{16} << 20;
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<TensorBuffer>> TensorBuffer::AllocateDevice(Core* core,
                                                                            uint64_t size,
@@ -23,11 +35,29 @@ absl::StatusOr<std::unique_ptr<TensorBuffer>> TensorBuffer::AllocateDevice(Core*
   return t;
 }
 
-std::unique_ptr<TensorBuffer> TensorBuffer::AllocateHost(uint64_t size, std::string name) {
+absl::StatusOr<std::unique_ptr<TensorBuffer>> TensorBuffer::AllocateHost(uint64_t size,
+                                                                         std::string name) {
+  // aligned_alloc wants a multiple of the alignment; a size within 63 of
+  // 2^64 has none, and must not wrap to a small buffer.
+  const std::optional<uint64_t> rounded = CheckedRoundUp(std::max<uint64_t>(size, 1), 64);
+  if (!rounded) {
+    return RtError(NRT_RESOURCE, absl::StrFormat("cannot allocate %d bytes of host memory for "
+                                                 "tensor '%s': larger than any address space",
+                                                 size, name));
+  }
+  // The zeroing below touches every page: a size the host cannot back must
+  // fail here, not bring the OOM killer. Small ones skip reading /proc.
+  if (*rounded >= kHostCheckBytes) {
+    if (absl::Status s = CheckHostMemory(*rounded, "tensor '" + name + "'"); !s.ok()) return s;
+  }
+  void* data = std::aligned_alloc(64, *rounded);
+  if (data == nullptr) {
+    return RtError(NRT_RESOURCE, absl::StrFormat("cannot allocate %s of host memory for tensor '%s'",
+                                                 FormatBytes(*rounded), name));
+  }
+  std::memset(data, 0, *rounded);
   std::unique_ptr<TensorBuffer> t(new TensorBuffer(std::move(name), size));
-  const uint64_t rounded = (size + 63) / 64 * 64;
-  t->data_ = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-  if (t->data_ != nullptr) std::memset(t->data_, 0, rounded == 0 ? 64 : rounded);
+  t->data_ = data;
   return t;
 }
 
@@ -52,7 +82,7 @@ TensorBuffer::~TensorBuffer() {
 int TensorBuffer::core_id() const { return core_ != nullptr ? core_->id() : -1; }
 
 absl::Status TensorBuffer::CheckRange(uint64_t offset, uint64_t size, const char* op) const {
-  if (offset > size_ || size > size_ - offset) {
+  if (!RangeWithin(offset, size, size_)) {
     return RtError(NRT_INVALID,
                    absl::StrFormat("%s of %d bytes at offset %d is outside tensor '%s' (%d bytes)",
                                    op, size, offset, name_, size_));

@@ -23,8 +23,10 @@ class TensorBuffer {
   // it does not fit.
   static absl::StatusOr<std::unique_ptr<TensorBuffer>> AllocateDevice(Core* core, uint64_t size,
                                                                       std::string name);
-  // `size` bytes of host memory (64-byte aligned, zeroed).
-  static std::unique_ptr<TensorBuffer> AllocateHost(uint64_t size, std::string name);
+  // `size` bytes of host memory (64-byte aligned, zeroed); NRT_RESOURCE
+  // when the host cannot back them.
+  static absl::StatusOr<std::unique_ptr<TensorBuffer>> AllocateHost(uint64_t size,
+                                                                    std::string name);
   // A tensor over memory someone else owns (a caller's buffer, or part of
   // another tensor; `core` is that tensor's core or null for host memory).
   // The memory must outlive the view; it is never freed by it.

@@ -1,10 +1,15 @@
 // Files that appear whole or not at all. Every file the tools write
 // (outputs, NEFFs, dumps, traces, reports, pictures) goes through here: the
-// bytes go to a hidden temporary file in the destination's directory (same
-// file system, so the final rename is atomic) and are renamed over the
-// destination only once all of them were written and closed. A full disk,
-// a missing directory or a crash leaves the destination as it was and no
-// temporary file behind. Errors name the destination and the reason.
+// bytes go to a temporary file in the destination's directory (same file
+// system, so the final step is atomic) that becomes the destination only
+// once all of them were written. Where the file system has O_TMPFILE the
+// temporary has no name until linkat gives it the destination's (or, over
+// an existing file, a named temporary renamed over it at once), so even
+// kill -9 leaves nothing behind. Elsewhere it is a hidden named file,
+// ".<name>.tmp.<host>.<pid>.XXXXXX" (lib/support/writer_tag.h), renamed
+// once closed; the first write into a directory in a process removes
+// those whose writer on this host is gone. A full disk, a missing directory or a crash leaves the
+// destination as it was. Errors name the destination and the reason.
 #ifndef NEURON_LIB_SUPPORT_ATOMIC_FILE_H_
 #define NEURON_LIB_SUPPORT_ATOMIC_FILE_H_
 
@@ -44,10 +49,16 @@ class AtomicFile {
  private:
   AtomicFile(std::string path, std::string temp, int fd) : path_(std::move(path)), temp_(std::move(temp)), fd_(fd) {}
   void Discard();
+  absl::Status LinkUnnamed(int fd);
 
-  std::string path_, temp_;
+  std::string path_;
+  std::string temp_;  // the named temporary; empty for an O_TMPFILE one
   int fd_ = -1;
 };
+
+// For tests: every later Create uses named temporaries, as on a file
+// system without O_TMPFILE.
+void UseNamedTemporariesForTesting();
 
 // Writes `bytes` to `path` whole or not at all; "-" writes to stdout.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view bytes);

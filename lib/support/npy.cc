@@ -5,11 +5,13 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/support/atomic_file.h"
+#include "lib/support/checked_size.h"
 #include "absl/strings/str_join.h"
 
 namespace neuron::npy {
@@ -125,17 +127,16 @@ absl::StatusOr<Array> Parse(std::string_view bytes, std::string_view name) {
   if (a.descr == "<V2" ) a.descr = "|V2";
   int item = DescrItemSize(a.descr);
   if (item == 0) return Bad(name, absl::StrCat("unsupported dtype '", a.descr, "'"));
-  // Overflow-safe size.
-  unsigned __int128 total = item;
+  std::optional<uint64_t> total = static_cast<uint64_t>(item);
   for (int64_t d : a.shape) {
-    total *= static_cast<uint64_t>(d);
-    if (total > (static_cast<unsigned __int128>(1) << 62)) return Bad(name, "array too large");
+    total = CheckedMul(*total, static_cast<uint64_t>(d));
+    if (!total || *total > (uint64_t{1} << 62)) return Bad(name, "array too large");
   }
   size_t data_off = offset + header_len;
-  if (bytes.size() - data_off < static_cast<size_t>(total))
-    return Bad(name, absl::StrCat("truncated data: expected ", static_cast<uint64_t>(total),
+  if (bytes.size() - data_off < static_cast<size_t>(*total))
+    return Bad(name, absl::StrCat("truncated data: expected ", *total,
                                   " bytes, found ", bytes.size() - data_off));
-  a.data.assign(bytes.begin() + data_off, bytes.begin() + data_off + static_cast<size_t>(total));
+  a.data.assign(bytes.begin() + data_off, bytes.begin() + data_off + static_cast<size_t>(*total));
   return a;
 }
 

@@ -1,9 +1,11 @@
 #include "lib/tensorfile/npy_header.h"
 
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/support/checked_size.h"
 
 namespace neuron::tensorfile {
 namespace {
@@ -73,13 +75,13 @@ class DictReader {
 }  // namespace
 
 absl::StatusOr<uint64_t> DataBytes(const std::vector<int64_t>& dims, int item_bytes) {
-  unsigned __int128 total = static_cast<unsigned>(item_bytes);
+  std::optional<uint64_t> total = static_cast<unsigned>(item_bytes);
   for (int64_t d : dims) {
     if (d < 0) return Bad("a negative dimension");
-    total *= static_cast<uint64_t>(d);
-    if (total > (static_cast<unsigned __int128>(1) << 62)) return Bad("the shape is too large (over 2^62 bytes)");
+    total = CheckedMul(*total, static_cast<uint64_t>(d));
+    if (!total || *total > (uint64_t{1} << 62)) return Bad("the shape is too large (over 2^62 bytes)");
   }
-  return static_cast<uint64_t>(total);
+  return *total;
 }
 
 absl::StatusOr<NpyHeader> ParseNpyHeader(std::string_view head, uint64_t total_bytes) {

@@ -18,17 +18,8 @@ trap 'rm -rf "$work"' EXIT
 export NEURON_SIM_ROOT="$work/sim"  # cores of our own, apart from other tests
 export NEURON_COMPILE_CACHE_URL="$work/cache"
 exec_tool="$BUILD_DIR/neuron-exec"
-# numpy writes the bundles: the first python3 that has it (Debian's
-# python3-numpy where another python3 comes first on PATH).
-PY=""
-for p in python3 /usr/bin/python3; do
-  if "$p" -c 'import numpy' 2>/dev/null; then PY="$p"; break; fi
-done
-if [ -z "$PY" ]; then
-  echo "NOTICE: bundle checks skipped: no python3 with numpy (python3-numpy)"
-  echo "check: 0 passed, 0 failed"
-  exit 0
-fi
+# numpy writes the bundles.
+source "$(dirname "$0")/lib/numpy_python.sh" "bundle checks"
 
 # A small model whose parameters carry JAX's pytree paths.
 cat >"$work/dense.hlo" <<'HLO'

@@ -12,8 +12,12 @@
 # runs with -rss_limit_mb=2048 and -malloc_limit_mb=1024, so an input that
 # makes a reader allocate beyond reason fails like a crash, and with UBSan
 # halting on the first report. Seeds: small corpus files for the HLO
-# fuzzers, tiny .npy files and core dumps written here, the bundles of
-# tests/fuzz/seeds/. Every input under
+# fuzzers, tiny .npy files and core dumps written here, and what
+# tests/fuzz/seeds/<fuzzer>/ holds: bundles numpy wrote, and NEFFs
+# neuron-compile made of examples/*.hlo and tests/nrt/c/models/*.hlo
+# (compressed, uncompressed with --enable-fast-loading-neuron-binaries,
+# trn2 with -lnc 2), so the NEFF fuzzer starts past the header checks.
+# Every input under
 # tests/fuzz/regressions/<fuzzer>/ is replayed first (it must pass); a
 # finding is saved as out.fuzz/<fuzzer>-crash-* (or oom-*, leak-*,
 # timeout-*): copy it into tests/fuzz/regressions/<fuzzer>/ with a
@@ -82,7 +86,7 @@ for fuzzer in "$dir"/*_fuzzer; do
       printf '\x05\x00Ftcp;ofi_rxm\x00\x02\x00\x30\x39\x7f\x00\x00\x01' >"$corpus/seed-endpoint"
       printf '\x08\x01DRSN\x01\x00\x00\x00\x40\x00\x00\x00\x00\x00\x00\x00' >"$corpus/seed-p2p-header" ;;
   esac
-  # Committed seeds (tests/fuzz/seeds/<fuzzer>/: bundles numpy wrote).
+  # Committed seeds (tests/fuzz/seeds/<fuzzer>/: bundles, NEFFs).
   [ -d "$ROOT/tests/fuzz/seeds/$name" ] && cp "$ROOT/tests/fuzz/seeds/$name"/* "$corpus"/
   if [ -d "$regressions" ] && ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
        "$fuzzer" -rss_limit_mb=2048 -malloc_limit_mb=1024 "$regressions"/* >"$dir/$name.regressions.log" 2>&1; then
