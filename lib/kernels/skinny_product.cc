@@ -82,17 +82,30 @@ struct F8e4m3fnWeights {
 template <int R, typename W>
 void RowsAsOutputs(const float* x, const uint8_t* w, int64_t k, int64_t n, int64_t r0, int64_t j0, int64_t j1,
                    float* y) {
+  // Independent sums per row (U of them), so a few rows do not wait on one
+  // chain of dependent multiply-adds: one token's row alone would run at
+  // the FMA's latency, not at the memory's speed.
+  constexpr int U = R == 1 ? 4 : R == 2 ? 2 : 1;
   for (int64_t j = j0; j < j1; ++j) {
     const uint8_t* row = w + j * k * W::kBytes;
-    __m256 acc[R];
-    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    __m256 acc[R][U];
+    for (int r = 0; r < R; ++r)
+      for (int u = 0; u < U; ++u) acc[r][u] = _mm256_setzero_ps();
     int64_t i = 0;
+    for (; i + 8 * U <= k; i += 8 * U) {
+      for (int u = 0; u < U; ++u) {
+        const __m256 wv = W::Widen8(row + (i + 8 * u) * W::kBytes);
+        for (int r = 0; r < R; ++r)
+          acc[r][u] = _mm256_fmadd_ps(_mm256_loadu_ps(x + (r0 + r) * k + i + 8 * u), wv, acc[r][u]);
+      }
+    }
     for (; i + 8 <= k; i += 8) {
       const __m256 wv = W::Widen8(row + i * W::kBytes);
-      for (int r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(x + (r0 + r) * k + i), wv, acc[r]);
+      for (int r = 0; r < R; ++r) acc[r][0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + (r0 + r) * k + i), wv, acc[r][0]);
     }
     for (int r = 0; r < R; ++r) {
-      float sum = vec8::HorizontalSum(acc[r]);
+      for (int u = 1; u < U; ++u) acc[r][0] = _mm256_add_ps(acc[r][0], acc[r][u]);
+      float sum = vec8::HorizontalSum(acc[r][0]);
       for (int64_t t = i; t < k; ++t) sum += x[(r0 + r) * k + t] * W::One(row + t * W::kBytes);
       y[(r0 + r) * n + j] = sum;
     }
