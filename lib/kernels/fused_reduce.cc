@@ -149,14 +149,25 @@ int64_t OffsetOf(int64_t flat, const std::vector<int64_t>& which, const std::vec
 
 }  // namespace
 
+FusedReduceKernel::Block FusedReduceKernel::BlockAt(int64_t block) const {
+  Block b;
+  b.chunk = split_kept_ ? block % chunks_ : 0;
+  const int64_t kept_flat = split_kept_ ? block / chunks_ : block;
+  const int64_t rows = dims_[split_];
+  b.value_start = OffsetOf(kept_flat, kept_lead_, dims_, strides_);
+  b.first_output = (kept_flat * (split_kept_ ? rows : 1) + b.chunk * chunk_) * kept_inner_;
+  b.outputs = (split_kept_ ? std::min(chunk_, rows - b.chunk * chunk_) : 1) * kept_inner_;
+  return b;
+}
+
 void FusedReduceKernel::ReduceSlices(int slot, int64_t block, int64_t first, int64_t last,
                                      const std::vector<const Buf*>& operands, Buf& out, const Acc& acc,
                                      const ExprRunContext& ctx, bool combine) {
   const int64_t rows = dims_[split_];
-  const int64_t block_chunk = split_kept_ ? block % chunks_ : 0;
-  const int64_t kept_flat = split_kept_ ? block / chunks_ : block;
-  const int64_t block_start = OffsetOf(kept_flat, kept_lead_, dims_, strides_);
-  const int64_t out_first = (kept_flat * (split_kept_ ? rows : 1) + block_chunk * chunk_) * kept_inner_;
+  const Block b = BlockAt(block);
+  const int64_t block_chunk = b.chunk;
+  const int64_t block_start = b.value_start;
+  const int64_t out_first = b.first_output;
   Buf init = Buf::Of(init_type_, {});
   init.data = init_parameter_ >= 0 ? operands[init_parameter_]->data : init_constant_.data();
   for (int64_t s = first; s < last; ++s) {
@@ -186,12 +197,9 @@ void FusedReduceKernel::ReduceSlices(int slot, int64_t block, int64_t first, int
 }
 
 void FusedReduceKernel::Store(const Acc& acc, int64_t block, Buf& out) const {
-  const int64_t block_chunk = split_kept_ ? block % chunks_ : 0;
-  const int64_t kept_flat = split_kept_ ? block / chunks_ : block;
-  const int64_t rows = dims_[split_];
-  const int64_t cc = split_kept_ ? std::min(chunk_, rows - block_chunk * chunk_) : 1;
-  const int64_t first = (kept_flat * (split_kept_ ? rows : 1) + block_chunk * chunk_) * kept_inner_;
-  const int64_t n = cc * kept_inner_;
+  const Block b = BlockAt(block);
+  const int64_t n = b.outputs;
+  const int64_t first = b.first_output;
   if (integral_) {
     const int64_t* a = reinterpret_cast<const int64_t*>(acc.acc);
     for (int64_t i = 0; i < n; ++i) StoreInt(out.type, out.data, first + i, a[i]);

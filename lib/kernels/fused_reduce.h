@@ -44,6 +44,13 @@ class FusedReduceKernel {
  private:
   FusedReduceKernel() = default;
   struct Acc;  // one worker's buffers for a run
+  // Where output block `block` lies: its chunk of dim split_ (0 when that
+  // dim is reduced), its first element of E at the kept lead dims' index,
+  // and its outputs.
+  struct Block {
+    int64_t chunk = 0, value_start = 0, first_output = 0, outputs = 0;
+  };
+  Block BlockAt(int64_t block) const;
   // Reduces the slices `first`..`last` (exclusive) of output block `block`
   // on worker `slot`, into `acc` (combine) or straight into `out`.
   void ReduceSlices(int slot, int64_t block, int64_t first, int64_t last,

@@ -886,6 +886,15 @@ absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr)
     case Opcode::kFusion: {
       const hlo::Computation* callee = instr.to_apply();
       if (!callee) return Unsupported(instr, "fusion without a computation");
+      // The fused computation's parameters: each operand's (first) leaf.
+      auto fusion_operands = [&] {
+        std::vector<const Buf*> ins;
+        for (const auto* o : instr.operands()) {
+          const auto& l = Leaves(o);
+          ins.push_back(l.empty() ? nullptr : l[0]);
+        }
+        return ins;
+      };
       absl::StatusOr<ExprProgram> prog = ExprProgram::Compile(*callee, /*lanes_mode=*/false);
       if (prog.ok()) {
         // Every output must have the lane count; parameters map to operands.
@@ -898,11 +907,7 @@ absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr)
         if (ok) {
           values_[&instr] = outs;
           auto k = std::make_shared<ElementwiseKernel>(std::move(*prog));
-          std::vector<const Buf*> ins;
-          for (const auto* o : instr.operands()) {
-            const auto& l = Leaves(o);
-            ins.push_back(l.empty() ? nullptr : l[0]);
-          }
+          std::vector<const Buf*> ins = fusion_operands();
           plan.steps.push_back({instr.name(), [k, ins, outs](RunCtx& ctx) {
             k->Run(ins, outs, ctx.expr, ctx.opts->threads);
             return absl::OkStatus();
@@ -918,11 +923,7 @@ absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr)
           std::shared_ptr<FusedReduceKernel> k = std::move(*fused);
           std::vector<Buf*> outs = NewLeaves(shape, Buf::Role::kOwned, /*shareable=*/true);
           values_[&instr] = outs;
-          std::vector<const Buf*> ins;
-          for (const auto* o : instr.operands()) {
-            const auto& l = Leaves(o);
-            ins.push_back(l.empty() ? nullptr : l[0]);
-          }
+          std::vector<const Buf*> ins = fusion_operands();
           plan.steps.push_back({instr.name(), [k, ins, out = outs[0]](RunCtx& ctx) {
             k->Run(ins, *out, ctx.expr, ctx.opts->threads);
             return absl::OkStatus();

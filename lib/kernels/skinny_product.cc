@@ -3,7 +3,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 
 #include "lib/kernels/element_convert.h"
@@ -17,17 +16,21 @@ using ET = hlo::ElementType;
 
 // How each weight type is read: eight values widened to f32 in a register
 // (exactly: every one of these types is a subset of f32), and one value.
+// The scalar tails read one value through the shared converter.
+template <ET kType>
+float OneValue(const uint8_t* p) {
+  float f;
+  LoadToDomain(kType, p, 1, &f);
+  return f;
+}
+
 struct Bf16Weights {
   static constexpr int kBytes = 2;
   static __m256 Widen8(const uint8_t* p) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));  // f32's top half
   }
-  static float One(const uint8_t* p) {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return Bf16ToF32(v);
-  }
+  static float One(const uint8_t* p) { return OneValue<ET::kBF16>(p); }
 };
 
 struct F16Weights {
@@ -35,11 +38,7 @@ struct F16Weights {
   static __m256 Widen8(const uint8_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
-  static float One(const uint8_t* p) {
-    float f;
-    LoadToDomain(ET::kF16, p, 1, &f);
-    return f;
-  }
+  static float One(const uint8_t* p) { return OneValue<ET::kF16>(p); }
 };
 
 // f8e5m2 is the top byte of an f16.
@@ -49,11 +48,7 @@ struct F8e5m2Weights {
     const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
     return _mm256_cvtph_ps(_mm_slli_epi16(b, 8));
   }
-  static float One(const uint8_t* p) {
-    float f;
-    LoadToDomain(ET::kF8E5M2, p, 1, &f);
-    return f;
-  }
+  static float One(const uint8_t* p) { return OneValue<ET::kF8E5M2>(p); }
 };
 
 // f8e4m3fn's exponent and mantissa placed in an f16's (its value times
@@ -70,11 +65,7 @@ struct F8e4m3fnWeights {
     const __m256 nan = _mm256_castsi256_ps(_mm256_cvtepi16_epi32(_mm_cmpeq_epi16(mag, _mm_set1_epi16(0x7f))));
     return _mm256_blendv_ps(v, _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()), nan);
   }
-  static float One(const uint8_t* p) {
-    float f;
-    LoadToDomain(ET::kF8E4M3FN, p, 1, &f);
-    return f;
-  }
+  static float One(const uint8_t* p) { return OneValue<ET::kF8E4M3FN>(p); }
 };
 
 // Rows [r0, r0 + R) of outputs [j0, j1) of a [n, k] matrix: one dot per
