@@ -102,6 +102,10 @@ class Communicator::Impl {
   std::vector<bool> answered;  // said 'R' (roll call) or 'B' (left)
   std::vector<bool> left;      // closed the communicator normally
   absl::Status broken;         // the first failure; later operations repeat it
+  // Until Create returns: a rank may then be busy for seconds in a call
+  // that cannot listen (libfabric's discovery), so a roll call waits for it
+  // until the set-up's deadline rather than a second.
+  bool setting_up = true;
   uint64_t network_bytes = 0;  // sent through the transport
   // A roll call another rank started, or a peer's control connection that
   // closed without a goodbye: the operation's status then (OK: neither).
@@ -109,6 +113,11 @@ class Communicator::Impl {
   // Asks every rank to answer within a second; those that do not are lost.
   // suspect (-1: none) and why describe what this rank saw first.
   absl::Status RollCall(int suspect, const std::string& why);
+  // Receives from a bootstrap connection while listening on the control
+  // connections: a rank waiting here still answers another rank's roll call
+  // (and hears a peer's process end), so a rank lost during set-up is named
+  // the same on every survivor. Without control connections, net::RecvAll.
+  absl::Status RecvBoot(int fd, void* data, size_t bytes, net::Deadline until);
   void SayGoodbye();
   std::string HostOf(int r) const;  // "host NAME (ADDR)"
 

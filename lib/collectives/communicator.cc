@@ -379,7 +379,7 @@ absl::Status Communicator::Impl::SocketBarrier(bool ok) {
     int32_t verdict = mine;
     for (int r = 1; r < world; ++r) {
       int32_t got = -1;
-      absl::Status st = net::RecvAll(boot_fds[r], &got, sizeof(got), deadline);
+      absl::Status st = RecvBoot(boot_fds[r], &got, sizeof(got), deadline);
       // A rank speaks only for itself: any other value is outside the
       // protocol, and that rank is the one to blame.
       if (!st.ok() || (got != -1 && got != r)) got = r;
@@ -397,7 +397,7 @@ absl::Status Communicator::Impl::SocketBarrier(bool ok) {
   const net::Deadline later = deadline + std::chrono::seconds(1);
   absl::Status st = net::SendAll(boot_fd, &mine, sizeof(mine), later);
   int32_t verdict = -1;
-  if (st.ok()) st = net::RecvAll(boot_fd, &verdict, sizeof(verdict), later);
+  if (st.ok()) st = RecvBoot(boot_fd, &verdict, sizeof(verdict), later);
   if (!st.ok()) {
     return Lost(0, absl::IsDeadlineExceeded(st) ? "no answer to the barrier"
                                                 : "its bootstrap connection closed");
@@ -580,39 +580,54 @@ absl::StatusOr<std::vector<int>> Communicator::Impl::ConnectMesh(int channel) {
 
 absl::StatusOr<std::vector<std::string>> Communicator::Impl::BootAllGather(
     const std::string& mine) {
+  // A step of its own: each rank comes here after opening its fabric, which
+  // took seconds on a loaded machine, so the wait starts now.
+  StartOp();
+  // Rank 0 gives up on a missing rank at the deadline and calls the roll;
+  // the others wait a little longer so they are still there to answer it.
+  const net::Deadline until = rank == 0 ? deadline : deadline + std::chrono::seconds(1);
   // Message: u32 length, bytes; rank 0 answers with every rank's, in order.
   std::vector<std::string> all(static_cast<size_t>(world));
   auto recv_blob = [&](int fd, std::string* out) {
     uint32_t n = 0;
-    absl::Status st = net::RecvAll(fd, &n, sizeof(n), deadline);
+    absl::Status st = RecvBoot(fd, &n, sizeof(n), until);
     if (st.ok() && n > (1u << 20)) st = absl::DataLossError("blob too large");
     if (st.ok()) {
       out->resize(n);
-      st = net::RecvAll(fd, out->data(), n, deadline);
+      st = RecvBoot(fd, out->data(), n, until);
     }
     return st;
   };
   auto send_blob = [&](int fd, const std::string& b) {
     const uint32_t n = static_cast<uint32_t>(b.size());
-    absl::Status st = net::SendAll(fd, &n, sizeof(n), deadline);
-    if (st.ok()) st = net::SendAll(fd, b.data(), n, deadline);
+    absl::Status st = net::SendAll(fd, &n, sizeof(n), until);
+    if (st.ok()) st = net::SendAll(fd, b.data(), n, until);
     return st;
   };
+  auto why = [&](const absl::Status& st) {
+    return absl::IsDeadlineExceeded(st)
+               ? absl::StrCat("sent nothing for ", opt.timeout_s,
+                              " s of the set-up (NEURON_RT_EXEC_TIMEOUT)")
+               : std::string("left during set-up");
+  };
+  if (opt.on_setup_stage) opt.on_setup_stage(rank, "endpoint exchange");
   if (rank == 0) {
     all[0] = mine;
     for (int r = 1; r < world; ++r) {
-      if (!recv_blob(boot_fds[r], &all[r]).ok()) return Lost(r, "left during set-up");
+      absl::Status st = recv_blob(boot_fds[r], &all[r]);
+      if (!st.ok()) return Lost(r, why(st));
     }
     for (int r = 1; r < world; ++r) {
       for (const std::string& b : all) {
-        if (!send_blob(boot_fds[r], b).ok()) return Lost(r, "left during set-up");
+        absl::Status st = send_blob(boot_fds[r], b);
+        if (!st.ok()) return Lost(r, why(st));
       }
     }
     return all;
   }
   absl::Status st = send_blob(boot_fd, mine);
   for (int r = 0; st.ok() && r < world; ++r) st = recv_blob(boot_fd, &all[r]);
-  if (!st.ok()) return Lost(0, "left during set-up");
+  if (!st.ok()) return Lost(0, why(st));
   return all;
 }
 
@@ -622,6 +637,9 @@ absl::Status Communicator::Impl::SetupTransport() {
     data_listen_fd = -1;
     return absl::OkStatus();
   }
+  // Each step of the set-up across hosts waits at most the timeout: a
+  // loaded machine spent most of it on the steps before.
+  StartOp();
   auto mesh = ConnectMesh(0);
   if (!mesh.ok()) return mesh.status();
   control = std::move(*mesh);
@@ -660,6 +678,8 @@ absl::Status Communicator::Impl::SetupTransport() {
                nhosts, transport->Name(), static_cast<int>(std::max<uint64_t>(1, opt.ranks_per_proxy)),
                machine_ranks, oversubscribed ? " (more than it has: waiters yield)" : "");
   }
+  if (opt.on_setup_stage) opt.on_setup_stage(rank, "last barrier");
+  StartOp();  // a step of its own, as the endpoint exchange
   return SocketBarrier(true);
 }
 
@@ -743,6 +763,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> Communicator::Create(
     if (st.ok()) st = impl->SetupShm();
     if (st.ok()) st = impl->SetupTransport();
     if (!st.ok()) return st;
+    impl->setting_up = false;
   } else {
     impl->peers.resize(1);
     impl->peers[0].local = 0;

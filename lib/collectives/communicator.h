@@ -16,8 +16,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -76,6 +78,10 @@ struct CommOptions {
   // topology), "ring", "rdh" (recursive doubling-halving) or "hier"
   // (shared memory inside each host, ring across hosts).
   std::string algorithm = "auto";
+  // For tests: called with this rank as it enters a stage of the set-up
+  // across hosts ("endpoint exchange", "last barrier"), so a test can end
+  // a rank at an exact point of it.
+  std::function<void(int rank, std::string_view stage)> on_setup_stage;
 };
 
 // The NRT status a failed operation carries (NRT_SUCCESS for ok).

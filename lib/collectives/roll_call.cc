@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 
@@ -69,6 +70,39 @@ absl::Status Communicator::Impl::CheckControl() {
   return absl::OkStatus();
 }
 
+absl::Status Communicator::Impl::RecvBoot(int fd, void* data, size_t bytes,
+                                          net::Deadline until) {
+  if (control.empty()) return net::RecvAll(fd, data, bytes, until);
+  char* p = static_cast<char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = recv(fd, p, bytes, MSG_DONTWAIT);
+    if (n > 0) {
+      p += n;
+      bytes -= static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      return absl::UnavailableError("connection closed");
+    }
+    const auto now = net::Clock::now();
+    if (now >= until) return absl::DeadlineExceededError("timed out");
+    std::vector<pollfd> fds{{fd, POLLIN, 0}};
+    for (int r = 0; r < world; ++r) {
+      if (control[r] >= 0 && !left[r]) fds.push_back({control[r], POLLIN, 0});
+    }
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
+    const int ms = static_cast<int>(std::min<int64_t>(wait.count() + 1, 1000));
+    if (poll(fds.data(), fds.size(), ms) <= 0) continue;
+    bool control_ready = false;
+    for (size_t i = 1; i < fds.size(); ++i) control_ready |= fds[i].revents != 0;
+    if (control_ready) {
+      absl::Status st = CheckControl();
+      if (!st.ok()) return st;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Communicator::Impl::RollCall(int suspect, const std::string& why) {
   if (!broken.ok()) return broken;
   for (int r = 0; r < world; ++r) {
@@ -77,7 +111,10 @@ absl::Status Communicator::Impl::RollCall(int suspect, const std::string& why) {
     }
   }
   std::vector<bool> dead(static_cast<size_t>(world), false);
-  const auto until = net::Clock::now() + kRollCallWindow;
+  // Dead processes close their connections and end the wait early; only
+  // silent ones (a cut link, a stopped process) make it last.
+  const auto until = std::max(net::Clock::now() + kRollCallWindow,
+                              setting_up ? deadline : net::Deadline{});
   for (;;) {
     std::vector<pollfd> fds;
     std::vector<int> who;

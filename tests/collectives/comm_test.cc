@@ -4,10 +4,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -522,6 +525,58 @@ TEST(Communicator, StalledRankOnAnotherHostIsNamedByEveryRank) {
     EXPECT_EQ(results[r].exit_code, 42) << "rank " << r;
     EXPECT_LE(results[r].seconds, stopped_at + kTimeoutSlack * o.base.timeout_s) << "rank " << r;
   }
+}
+
+// Ranks killed in the middle of the set-up across hosts (while the ranks
+// exchange their endpoints, or before the last barrier) are named by every
+// survivor, and no survivor names a rank that is still there: a rank that
+// waits on its bootstrap connection still answers the roll call. Four
+// hosts of `per_host` ranks; every rank of the third host dies at `stage`.
+void ExpectLossDuringSetUpNamed(const std::string& stage, int per_host) {
+  JobOptions o;
+  o.base.world = 4 * per_host;
+  // The set-up of eight ranks took over 8 s on a loaded machine; killed
+  // ranks are found when their connections close, long before this.
+  o.base.timeout_s = 20;
+  o.limit_s = 90;
+  for (int r = 0; r < o.base.world; ++r) {
+    o.host_addr.push_back("127.0.0." + std::to_string(r / per_host + 1));
+  }
+  const int victim_host = 2;
+  o.base.on_setup_stage = [=](int rank, std::string_view reached) {
+    if (reached == stage && rank / per_host == victim_host) raise(SIGKILL);
+  };
+  const auto results = RunJob(o, [](Communicator&) { return 0; });
+  std::string expected = per_host == 1 ? "rank 2" : "ranks 4,5";
+  expected += " (host 127.0.0.3)";
+  for (int r = 0; r < o.base.world; ++r) {
+    const RankResult& got = results[static_cast<size_t>(r)];
+    if (r / per_host == victim_host) {
+      EXPECT_EQ(got.exit_code, 128 + SIGKILL) << "rank " << r << " at " << stage;
+      continue;
+    }
+    EXPECT_EQ(got.exit_code, 100) << "rank " << r << " at " << stage;
+    // "ranks 4,5 (host 127.0.0.3) lost: silent at the roll call after ..."
+    const size_t lost = got.error.find(" lost: ");
+    ASSERT_NE(lost, std::string::npos) << "rank " << r << " at " << stage << ": " << got.error;
+    const std::string named = got.error.substr(0, lost);
+    EXPECT_EQ(named.substr(named.size() - std::min(named.size(), expected.size())), expected)
+        << "rank " << r << " at " << stage << ": " << got.error;
+    EXPECT_EQ(named.find("(host "), named.rfind("(host "))
+        << "rank " << r << " names more than one host at " << stage << ": " << got.error;
+  }
+}
+
+TEST(Communicator, RankKilledWhileEndpointsAreExchangedIsNamedByEverySurvivor) {
+  ExpectLossDuringSetUpNamed("endpoint exchange", 1);
+}
+
+TEST(Communicator, HostKilledWhileEndpointsAreExchangedIsNamedByEverySurvivor) {
+  ExpectLossDuringSetUpNamed("endpoint exchange", 2);
+}
+
+TEST(Communicator, HostKilledBeforeTheLastBarrierIsNamedByEverySurvivor) {
+  ExpectLossDuringSetUpNamed("last barrier", 2);
 }
 
 TEST(Communicator, RootCommIdProblemsFailAtOnce) {

@@ -1,5 +1,6 @@
 #include "tests/collectives/rank_harness.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -21,6 +22,18 @@ int FreePort() {
   return port;
 }
 
+namespace {
+
+// What a rank that has ended wrote into its pipe (nothing: empty).
+void ReadAll(int fd, std::string* out) {
+  if (fd < 0) return;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) out->append(buf, static_cast<size_t>(n));
+}
+
+}  // namespace
+
 std::vector<RankResult> RunJob(const JobOptions& options,
                                const std::function<int(Communicator&)>& body) {
   const int world = options.base.world;
@@ -34,9 +47,14 @@ std::vector<RankResult> RunJob(const JobOptions& options,
   std::fflush(stderr);
   const auto start = std::chrono::steady_clock::now();
   std::vector<pid_t> pids;
+  // Each rank writes a failed set-up's message into a pipe of its own.
+  std::vector<int> error_pipes(static_cast<size_t>(world), -1);
   for (int r = 0; r < world; ++r) {
+    int ends[2] = {-1, -1};
+    if (pipe2(ends, O_CLOEXEC) != 0) ends[0] = ends[1] = -1;
     const pid_t pid = fork();
     if (pid == 0) {
+      if (ends[0] >= 0) close(ends[0]);
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       CommOptions o = options.base;
       o.rank = r;
@@ -50,7 +68,9 @@ std::vector<RankResult> RunJob(const JobOptions& options,
         if (comm.ok()) {
           rc = body(**comm);
         } else {
-          std::fprintf(stderr, "rank %d: %s\n", r, std::string(comm.status().message()).c_str());
+          const std::string msg(comm.status().message());
+          std::fprintf(stderr, "rank %d: %s\n", r, msg.c_str());
+          if (ends[1] >= 0) (void)!write(ends[1], msg.data(), msg.size());
         }
       }
       std::fflush(stdout);
@@ -58,6 +78,8 @@ std::vector<RankResult> RunJob(const JobOptions& options,
       _exit(rc);
     }
     pids.push_back(pid);
+    if (ends[1] >= 0) close(ends[1]);
+    error_pipes[static_cast<size_t>(r)] = ends[0];
   }
   if (listen_fd.ok()) close(*listen_fd);
   if (options.while_running) options.while_running(pids);
@@ -72,6 +94,7 @@ std::vector<RankResult> RunJob(const JobOptions& options,
         if (pids[r] != pid) continue;
         results[r].exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         results[r].seconds = t;
+        ReadAll(error_pipes[static_cast<size_t>(r)], &results[r].error);
         --left;
       }
       continue;
@@ -92,6 +115,7 @@ std::vector<RankResult> RunJob(const JobOptions& options,
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+  for (int fd : error_pipes) if (fd >= 0) close(fd);
   return results;
 }
 

@@ -18,6 +18,7 @@ namespace neuron::collectives::testing {
 struct RankResult {
   int exit_code = -1;  // -1: killed by the harness (overran), 128+n: signal n
   double seconds = 0;  // from start until the rank ended
+  std::string error;   // Communicator::Create's message when it failed
 };
 
 struct JobOptions {
