@@ -46,8 +46,9 @@ constexpr auto kRetryInterval = std::chrono::milliseconds(50);
 // connection does not hold the lock (and the API calls) for long.
 constexpr size_t kPassBudget = 8u << 20;
 
-// Connection handshake: the dialer's hello, the acceptor's ack; a header
-// before each message (wire.h).
+// Connection handshake: the acceptor's challenge, the dialer's hello, the
+// acceptor's ack; a header before each message (wire.h).
+using Challenge = wire::Challenge;
 using Hello = wire::P2pHello;
 using Ack = wire::P2pAck;
 using DataHeader = wire::P2pDataHeader;
@@ -55,11 +56,15 @@ using DataHeader = wire::P2pDataHeader;
 // Strays logged one by one per core; more are only counted.
 constexpr int kLoggedStrays = 8;
 
-// The dialer's proof: HMAC(secret, label, hello up to the MAC). The
-// acceptor answers with HMAC(secret, label, the dialer's nonce and hello),
-// so each end knows the other holds the job's secret.
-std::string ProofMac(const std::string& secret, std::string_view label, const Hello& h) {
+// The dialer's proof: HMAC(secret, label, the acceptor's challenge nonce,
+// hello up to the MAC), so a hello seen on the wire proves nothing on
+// another connection. The acceptor answers with HMAC(secret, label, the
+// hello with the dialer's fresh nonce), so each end knows the other holds
+// the job's secret.
+std::string ProofMac(const std::string& secret, std::string_view label,
+                     std::string_view challenge_nonce, const Hello& h) {
   std::string data(label);
+  data.append(challenge_nonce);
   data.append(reinterpret_cast<const char*>(&h), sizeof(Hello) - wire::kMacBytes);
   const Mac mac = HmacSha256(secret, data);
   return std::string(reinterpret_cast<const char*>(mac.data()), mac.size());
@@ -114,11 +119,13 @@ struct CommImpl {
   int fd = -1;
   bool dialing = false;  // a non-blocking connect is in progress on fd
   Clock::time_point deadline, next_retry;
-  // Handshake bytes: out (hello or ack) and in (the dialer reads the ack).
+  // Handshake bytes: out (hello or ack) and in (the dialer reads the
+  // challenge, then the ack).
   unsigned char hs_out[sizeof(Hello)] = {};
   size_t hs_out_len = 0, hs_out_done = 0;
-  unsigned char hs_in[sizeof(Ack)] = {};
+  unsigned char hs_in[std::max(sizeof(Challenge), sizeof(Ack))] = {};
   size_t hs_in_done = 0;
+  bool challenged = false;  // the dialer has read the challenge
   Hello hello{};  // the dialer's, for checking the ack
   // Messages framed so far (DataHeader::seq).
   uint32_t messages = 0;
@@ -140,6 +147,7 @@ struct CommImpl {
 struct Incoming {
   int fd = -1;
   in_addr_t from = 0;
+  std::string challenge_nonce;  // sent on accept; the hello's MAC covers it
   Hello hello{};
   size_t hello_done = 0;
   int from_port = 0;
@@ -387,22 +395,7 @@ void Dial(CommImpl& c, const Lnc& l, Clock::time_point now, Clock::time_point* n
   if (err == 0 || err == EISCONN) {
     Tune(c.fd);
     c.dialing = false;
-    c.state = CommState::kHandshake;
-    Hello h{};
-    h.magic = htonl(wire::kP2pHelloMagic);
-    h.src_lnc = htonl(static_cast<uint32_t>(c.lnc));
-    h.dst_lnc = htonl(static_cast<uint32_t>(c.peer_lnc));
-    h.seq = htonl(c.seq);
-    h.proof.flags = l.secret.empty() ? 0 : wire::kFlagSecret;
-    const std::string nonce = RandomBytes(wire::kNonceBytes);
-    std::memcpy(h.proof.nonce, nonce.data(), wire::kNonceBytes);
-    if (!l.secret.empty()) {
-      const std::string mac = ProofMac(l.secret, kHelloLabel, h);
-      std::memcpy(h.proof.mac, mac.data(), wire::kMacBytes);
-    }
-    c.hello = h;
-    std::memcpy(c.hs_out, &h, sizeof(h));
-    c.hs_out_len = sizeof(h);
+    c.state = CommState::kHandshake;  // the acceptor's challenge comes first
     return;
   }
   if (err == EINPROGRESS || err == EALREADY || err == EINTR) return;  // wait for POLLOUT
@@ -414,8 +407,57 @@ void Dial(CommImpl& c, const Lnc& l, Clock::time_point now, Clock::time_point* n
   Sooner(next, c.next_retry);
 }
 
+// The dialer's hello, answering the acceptor's challenge.
+void AnswerChallenge(CommImpl& c, const Lnc& l) {
+  auto challenge = wire::ParseChallenge(
+      std::string_view(reinterpret_cast<const char*>(c.hs_in), sizeof(Challenge)));
+  if (!challenge.ok()) {
+    return FailComm(c, NRT_FAILURE, absl::StrCat("the peer opened the handshake with ",
+                                                 challenge.status().message()));
+  }
+  const bool theirs = (challenge->flags & wire::kFlagSecret) != 0;
+  if (theirs != !l.secret.empty()) {
+    return FailComm(c, NRT_FAILURE,
+                    theirs ? "the peer has a job secret and this process none: give both the "
+                             "same NEURON_TOOLS_JOB_SECRET"
+                           : "the peer has no job secret and this process one: give both the "
+                             "same NEURON_TOOLS_JOB_SECRET");
+  }
+  Hello h{};
+  h.magic = htonl(wire::kP2pHelloMagic);
+  h.src_lnc = htonl(static_cast<uint32_t>(c.lnc));
+  h.dst_lnc = htonl(static_cast<uint32_t>(c.peer_lnc));
+  h.seq = htonl(c.seq);
+  h.proof.flags = l.secret.empty() ? 0 : wire::kFlagSecret;
+  const std::string nonce = RandomBytes(wire::kNonceBytes);
+  std::memcpy(h.proof.nonce, nonce.data(), wire::kNonceBytes);
+  if (!l.secret.empty()) {
+    const std::string mac = ProofMac(
+        l.secret, kHelloLabel,
+        std::string_view(reinterpret_cast<const char*>(challenge->nonce), wire::kNonceBytes), h);
+    std::memcpy(h.proof.mac, mac.data(), wire::kMacBytes);
+  }
+  c.hello = h;
+  std::memcpy(c.hs_out, &h, sizeof(h));
+  c.hs_out_len = sizeof(h);
+  c.hs_out_done = 0;
+  c.hs_in_done = 0;
+  c.challenged = true;
+}
+
 void Handshake(CommImpl& c, const Lnc& l) {
   std::string why;
+  while (c.send && !c.challenged) {
+    size_t n = 0;
+    Io io = RecvSome(c.fd, c.hs_in + c.hs_in_done, sizeof(Challenge) - c.hs_in_done, &n, &why);
+    if (io == Io::kClosed) {
+      return FailComm(c, NRT_FAILURE, absl::StrCat("before the handshake, ", why));
+    }
+    if (io == Io::kBlocked) return;
+    c.hs_in_done += n;
+    if (c.hs_in_done == sizeof(Challenge)) AnswerChallenge(c, l);
+    if (c.state != CommState::kHandshake) return;
+  }
   while (c.hs_out_done < c.hs_out_len) {
     size_t n = 0;
     Io io = SendSome(c.fd, c.hs_out + c.hs_out_done, c.hs_out_len - c.hs_out_done, &n, &why);
@@ -444,7 +486,7 @@ void Handshake(CommImpl& c, const Lnc& l) {
     return FailComm(c, NRT_FAILURE, absl::StrCat("the peer answered the handshake with ",
                                                  ack.status().message()));
   }
-  if (!l.secret.empty() && !MacMatches(ProofMac(l.secret, kAckLabel, c.hello), ack->mac)) {
+  if (!l.secret.empty() && !MacMatches(ProofMac(l.secret, kAckLabel, {}, c.hello), ack->mac)) {
     return FailComm(c, NRT_FAILURE,
                     "the peer did not prove the job secret (another NEURON_TOOLS_JOB_SECRET, or "
                     "not a send/recv peer of this job)");
@@ -480,6 +522,18 @@ void ServeListener(Lnc& l, Clock::time_point now, Clock::time_point* next) {
     in.from_port = ntohs(from.sin_port);
     in.identify_by = now + std::min<Clock::duration>(kIdentifyWindow, l.timeout);
     in.deadline = now + l.timeout;
+    in.challenge_nonce = RandomBytes(wire::kNonceBytes);
+    Challenge challenge{};
+    challenge.magic = wire::kChallengeMagic;
+    challenge.version = wire::kProtocolVersion;
+    challenge.flags = l.secret.empty() ? 0 : wire::kFlagSecret;
+    std::memcpy(challenge.nonce, in.challenge_nonce.data(), wire::kNonceBytes);
+    // A fresh socket's buffer takes the few bytes at once.
+    if (send(fd, &challenge, sizeof(challenge), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+        static_cast<ssize_t>(sizeof(challenge))) {
+      Stray(l, in, "it closed before it was challenged");
+      continue;
+    }
     l.incoming.push_back(in);
   }
   if (now < l.accept_resume) Sooner(next, l.accept_resume);
@@ -527,8 +581,9 @@ void ServeListener(Lnc& l, Clock::time_point now, Clock::time_point* next) {
                          "without NEURON_TOOLS_JOB_SECRET)");
       continue;
     }
-    if (has && !MacMatches(ProofMac(l.secret, kHelloLabel, in.hello), in.hello.proof.mac)) {
-      Stray(l, in, "its hello did not prove the job secret");
+    if (has && !MacMatches(ProofMac(l.secret, kHelloLabel, in.challenge_nonce, in.hello),
+                           in.hello.proof.mac)) {
+      Stray(l, in, "its hello did not prove the job secret for this connection");
       continue;
     }
     CommImpl* match = nullptr;
@@ -546,7 +601,7 @@ void ServeListener(Lnc& l, Clock::time_point now, Clock::time_point* next) {
       Ack ack{};
       ack.magic = htonl(wire::kP2pAckMagic);
       if (!l.secret.empty()) {
-        const std::string mac = ProofMac(l.secret, kAckLabel, in.hello);
+        const std::string mac = ProofMac(l.secret, kAckLabel, {}, in.hello);
         std::memcpy(ack.mac, mac.data(), wire::kMacBytes);
       }
       std::memcpy(match->hs_out, &ack, sizeof(ack));

@@ -31,7 +31,7 @@ inline constexpr uint32_t kChallengeMagic = 0x4e434348u;  // "NCCH"
 inline constexpr uint32_t kVerdictMagic = 0x4e434356u;    // "NCCV"
 inline constexpr uint32_t kBootHelloMagic = 0x4e43434du;  // "NCCM"
 inline constexpr uint32_t kMeshHelloMagic = 0x4e43434eu;  // "NCCN"
-inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kProtocolVersion = 3;  // 3: send/recv hellos answer a challenge
 inline constexpr size_t kNonceBytes = 16;
 inline constexpr size_t kMacBytes = 32;
 // An arena larger than this is a corrupt or hostile hello (1 TiB).

@@ -197,6 +197,8 @@ TEST(PointToPoint, DrippingPeerEndsTheRequestAtItsDeadline) {
   at.sin_port = htons(static_cast<uint16_t>(port));
   auto fd = net::Connect(at, deadline, nullptr);
   ASSERT_TRUE(fd.ok());
+  wire::Challenge challenge{};
+  ASSERT_TRUE(net::RecvAll(*fd, &challenge, sizeof(challenge), deadline).ok());
   wire::P2pHello h{};
   h.magic = htonl(wire::kP2pHelloMagic);
   ASSERT_TRUE(net::SendAll(*fd, &h, sizeof(h), deadline).ok());
@@ -240,6 +242,9 @@ TEST(PointToPoint, ForgedHelloIsDroppedWithTheSecret) {
   at.sin_port = htons(static_cast<uint16_t>(port));
   auto forger = net::Connect(at, deadline, nullptr);
   ASSERT_TRUE(forger.ok());
+  wire::Challenge challenge{};
+  ASSERT_TRUE(net::RecvAll(*forger, &challenge, sizeof(challenge), deadline).ok());
+  EXPECT_EQ(challenge.flags & wire::kFlagSecret, wire::kFlagSecret);
   wire::P2pHello h{};
   h.magic = htonl(wire::kP2pHelloMagic);
   h.proof.flags = wire::kFlagSecret;
@@ -256,6 +261,57 @@ TEST(PointToPoint, ForgedHelloIsDroppedWithTheSecret) {
     return IsConnected(*r).value_or(false) && IsConnected(*s).value_or(false);
   }));
   close(*forger);
+  Shutdown();
+  unsetenv("NEURON_TOOLS_JOB_SECRET");
+}
+
+// With the job's secret, a real dialer's hello, captured and replayed on
+// another connection, proves nothing: its MAC covers the challenge of the
+// connection it was made for. The capture: core 1 dials core 0's port,
+// where this test listens in core 0's place and challenges it.
+TEST(PointToPoint, ReplayedHelloIsDroppedWithTheSecret) {
+  setenv("NEURON_TOOLS_JOB_SECRET", "p2p-replay-secret", 1);
+  sockaddr_in any = *net::ParseHost("127.0.0.1");
+  absl::StatusOr<int> fake_core0 = net::Listen(any);
+  ASSERT_TRUE(fake_core0.ok());
+  const int base = ntohs(net::LocalAddr(*fake_core0).sin_port);
+  ASSERT_TRUE(Init(1, base, kTimeout).ok());
+  absl::StatusOr<Comm*> dialer = Connect("127.0.0.1", 0, 1);
+  ASSERT_TRUE(dialer.ok());
+  const net::Deadline deadline = net::Clock::now() + std::chrono::seconds(10);
+  absl::StatusOr<int> captured = net::Accept(*fake_core0, deadline);
+  ASSERT_TRUE(captured.ok());
+  wire::Challenge first{};
+  first.magic = wire::kChallengeMagic;
+  first.version = wire::kProtocolVersion;
+  first.flags = wire::kFlagSecret;
+  first.nonce[0] = 7;
+  ASSERT_TRUE(net::SendAll(*captured, &first, sizeof(first), deadline).ok());
+  wire::P2pHello hello{};
+  ASSERT_TRUE(net::RecvAll(*captured, &hello, sizeof(hello), deadline).ok());
+  EXPECT_EQ(ntohl(hello.magic), wire::kP2pHelloMagic);
+  EXPECT_EQ(ntohl(hello.src_lnc), 1u);
+  close(*captured);
+  close(*fake_core0);
+
+  // Core 0 for real, waiting for core 1's first connection; the replay.
+  ASSERT_TRUE(Init(0, base, kTimeout).ok());
+  absl::StatusOr<Comm*> acceptor = Accept("127.0.0.1", 1, 0);
+  ASSERT_TRUE(acceptor.ok());
+  sockaddr_in at = any;
+  at.sin_port = htons(static_cast<uint16_t>(base));
+  auto replayer = net::Connect(at, deadline, nullptr);
+  ASSERT_TRUE(replayer.ok());
+  wire::Challenge second{};
+  ASSERT_TRUE(net::RecvAll(*replayer, &second, sizeof(second), deadline).ok());
+  EXPECT_NE(std::memcmp(first.nonce, second.nonce, wire::kNonceBytes), 0);
+  ASSERT_TRUE(net::SendAll(*replayer, &hello, sizeof(hello), deadline).ok());
+  // Dropped: closed without an ack, and core 0's accept is still waiting.
+  char byte;
+  EXPECT_TRUE(absl::IsUnavailable(net::RecvAll(*replayer, &byte, 1, deadline)));
+  absl::StatusOr<bool> up = IsConnected(*acceptor);
+  EXPECT_TRUE(up.ok() && !*up);
+  close(*replayer);
   Shutdown();
   unsetenv("NEURON_TOOLS_JOB_SECRET");
 }
