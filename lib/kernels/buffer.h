@@ -22,6 +22,11 @@ struct Buf {
   // aliases), storage this buffer's producer writes, or a constant.
   enum class Role : uint8_t { kBound, kOwned, kConstant };
   Role role = Role::kBound;
+  // For a parameter: its contents' version from the runtime, the same
+  // number only while the bytes are unchanged (0: unknown). Kernels may
+  // keep work derived from contents they saw at a version (oneDNN's
+  // reordered convolution weights).
+  uint64_t version = 0;
   // Whether the contents hold NaN/Inf, when the producer tracked it while
   // the data was in cache (-1: unknown, scan to find out).
   int8_t nonfinite = -1;

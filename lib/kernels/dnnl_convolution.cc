@@ -86,6 +86,10 @@ struct DnnlConvolution::Impl {
   std::optional<BlockedCopy> weights_copy;
   // Storage for the reordered tensors and the scratchpads.
   LazyScratch src_buf, weights_buf, dst_buf, scratchpad;
+  // What weights_buf holds: the reorder of `reordered_from` at version
+  // `reordered_version` (0: nothing known).
+  const void* reordered_from = nullptr;
+  uint64_t reordered_version = 0;
 
   ~Impl() {
     for (Primitive* p : {&conv, &src_reorder, &weights_reorder, &dst_reorder})
@@ -218,7 +222,11 @@ bool DnnlConvolution::ActivationsInPlace() const {
   return impl_->src_reorder.primitive == nullptr && impl_->dst_reorder.primitive == nullptr;
 }
 
-bool DnnlConvolution::Run(const void* x, const void* w, void* y) {
+bool DnnlConvolution::ReordersWeights() const {
+  return impl_->weights_copy.has_value() || impl_->weights_reorder.primitive != nullptr;
+}
+
+bool DnnlConvolution::Run(const void* x, const void* w, void* y, uint64_t w_version) {
   Impl& m = *impl_;
   const int threads = GemmThreads();
   // One step: `p` from (desc, data) to (desc, data); a missing reorder
@@ -236,12 +244,19 @@ bool DnnlConvolution::Run(const void* x, const void* w, void* y) {
     src = m.src_buf.data();
   }
   const void* weights = w;
-  if (m.weights_copy) {
-    m.weights_copy->Run(w, m.weights_buf.data(), threads);
+  const bool reordered = m.weights_copy || m.weights_reorder.primitive != nullptr;
+  if (reordered && w_version != 0 && w_version == m.reordered_version && w == m.reordered_from) {
+    weights = m.weights_buf.data();  // unchanged since the last reorder
+  } else if (reordered) {
+    m.reordered_version = 0;  // until the reorder below is complete
+    if (m.weights_copy) {
+      m.weights_copy->Run(w, m.weights_buf.data(), threads);
+    } else if (!reorder(m.weights_reorder, m.weights_plain, w, m.weights, m.weights_buf.data())) {
+      return false;
+    }
     weights = m.weights_buf.data();
-  } else if (m.weights_reorder.primitive != nullptr) {
-    if (!reorder(m.weights_reorder, m.weights_plain, w, m.weights, m.weights_buf.data())) return false;
-    weights = m.weights_buf.data();
+    m.reordered_from = w;
+    m.reordered_version = w_version;
   }
   void* dst = m.dst_reorder.primitive != nullptr ? static_cast<void*>(m.dst_buf.data()) : y;
   const DnnlArg args[4] = {{DNNL_ARG_SRC, &m.src, src},

@@ -41,11 +41,19 @@ class DnnlConvolution {
   // out as the shape's strides say, of the shape's types (a bf16 result is
   // rounded once from the f32 sums). False if oneDNN fails (y is then
   // undefined and the caller computes it another way).
-  bool Run(const void* x, const void* w, void* y);
+  // `w_version` (0: unknown) names the weights' contents as the runtime
+  // tracks them: when it and `w` are those of the last Run, the weights
+  // are known unchanged and their reorder to oneDNN's layout is reused, as
+  // a framework prepacks frozen weights (resnet50 at batch 1 moved 200 MB a
+  // call for it).
+  bool Run(const void* x, const void* w, void* y, uint64_t w_version = 0);
 
   // Whether the activations are used where they lie (no reorder of x or
   // y on the way), for tests and profiles.
   bool ActivationsInPlace() const;
+  // Whether the weights are reordered to oneDNN's layout (and so kept
+  // under their version), for tests.
+  bool ReordersWeights() const;
 
  private:
   struct Impl;

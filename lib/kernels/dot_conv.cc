@@ -801,7 +801,7 @@ class ConvKernel : public DotKernel {
       return;
     }
     if (direct_) {
-      if (dnnl_->Run(input.data, kernel.data, out.data)) return;
+      if (dnnl_->Run(input.data, kernel.data, out.data, kernel.version)) return;
       direct_ = false;
       dnnl_.reset();
       PlanCanonical(in_shape_, ker_shape_, out_shape_);

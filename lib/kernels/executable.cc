@@ -149,6 +149,7 @@ absl::Status Executable::Run(std::span<const Tensor> inputs, std::vector<Tensor>
           "input ", i, ": expected ", im.input_specs[i].ShapeString(), ", got ",
           inputs[i].ShapeString()));
     b->data = const_cast<uint8_t*>(inputs[i].data());
+    b->version = i < options.input_versions.size() ? options.input_versions[i] : 0;
   }
   // An aliased output given its input's own buffer where the two cannot
   // share it: the input is read from a copy.
@@ -159,6 +160,7 @@ absl::Status Executable::Run(std::span<const Tensor> inputs, std::vector<Tensor>
     Buf* b = im.input_leaves[in];
     input_copies.emplace_back(inputs[in].data(), inputs[in].data() + b->bytes);
     b->data = input_copies.back().data();
+    b->version = 0;  // a fresh copy each run
   }
   const std::vector<Buf*>& root = im.entry->root;
   outputs->resize(root.size());

@@ -79,6 +79,10 @@ struct ExecOptions {
   // Infeed values and outfeed results; nullptr: a model with infeed or
   // outfeed fails when it reaches one.
   HostFeed* feed = nullptr;
+  // Per input (as Run's inputs): the runtime's version of its contents,
+  // which it changes whenever the bytes may have changed (0 or missing:
+  // unknown). See Buf::version.
+  std::span<const uint64_t> input_versions;
 };
 
 struct RunStats {

@@ -3,6 +3,7 @@
 // address and placement of a tensor, and output completion.
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "lib/log/log.h"
@@ -169,7 +170,7 @@ NRT_STATUS nrt_tensor_allocate_slice(const nrt_tensor_t* tensor_source, size_t o
                             tensor_source->placement);
   t->storage = tensor_source->storage;  // keeps the bytes alive
   t->window = TensorBuffer::View(static_cast<char*>(source->data()) + offset, size, t->name,
-                                 source->on_device() ? source->core() : nullptr);
+                                 source->on_device() ? source->core() : nullptr, source);
   *tensor_slice = t;
   return NRT_SUCCESS;
 }
@@ -180,7 +181,7 @@ NRT_STATUS nrt_tensor_read(const nrt_tensor_t* tensor, void* buf, size_t offset,
   if (buf == nullptr && size > 0) return Fail(NRT_INVALID, "nrt_tensor_read: null buffer");
   if (NRT_STATUS s = CheckRange("nrt_tensor_read", *t, offset, size); s != NRT_SUCCESS) return s;
   neuron::runtime::TensorOpScope trace("tensor_read", t, nullptr, size);
-  if (size > 0) std::memcpy(buf, static_cast<const char*>(t->data()) + offset, size);
+  if (size > 0) std::memcpy(buf, static_cast<const char*>(std::as_const(*t).data()) + offset, size);
   return NRT_SUCCESS;
 }
 
@@ -248,6 +249,8 @@ NRT_STATUS nrt_tensor_memset(nrt_tensor_t* tensor, uint64_t offset, int value, s
 void* nrt_tensor_get_va(const nrt_tensor_t* tensor) {
   TensorBuffer* t = nullptr;
   if (Storage("nrt_tensor_get_va", tensor, &t) != NRT_SUCCESS) return nullptr;
+  // The caller may write through the address at any time.
+  t->MarkUntracked();
   return t->data();
 }
 

@@ -4,6 +4,7 @@
 #include "lib/runtime/model.h"
 
 #include <chrono>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -77,6 +78,20 @@ const char* VerbosityName(config::NumericalVerbosity v) {
   return "none";
 }
 
+// The outputs' contents changed, and so did those of any input whose
+// memory an output shares (a donated buffer, a view of it).
+void TouchWritten(const std::vector<const TensorBuffer*>& inputs,
+                  const std::vector<TensorBuffer*>& outputs) {
+  for (const TensorBuffer* out : outputs) {
+    out->Touch();
+    const auto* o = static_cast<const char*>(out->data());
+    for (const TensorBuffer* in : inputs) {
+      const auto* i = static_cast<const char*>(in->data());
+      if (i < o + out->size() && o < i + in->size()) in->Touch();
+    }
+  }
+}
+
 }  // namespace
 
 // GetRngSeed's value: a new one per execution of a model, the same
@@ -126,7 +141,13 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
                                           outputs[i]->data()));
   }
 
+  // Kernels may reuse what they derived from an input whose version they
+  // saw before (a convolution's reordered weights).
+  std::vector<uint64_t> versions(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) versions[i] = inputs[i]->version();
+
   kernels::ExecOptions exec;
+  exec.input_versions = versions;
   exec.threads = s.threads;
   exec.stochastic_rounding = cfg.stochastic_rounding_en;
   exec.sr_seed = cfg.stochastic_rounding_seed;
@@ -155,6 +176,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
     observe.RunEnd();
     ++s.executions;
   }
+  TouchWritten(inputs, outputs);
   const uint64_t nanos = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                            start)

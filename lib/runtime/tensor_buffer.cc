@@ -19,7 +19,31 @@ namespace {
 // still give (reading /proc costs far less than zeroing this much).
 constexpr uint64_t kHostCheckBytes = uint64_t{16} << 20;
 
+// Versions for every tensor's contents, never reused (0 is "unknown").
+uint64_t NextVersion() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 }  // namespace
+
+TensorBuffer::TensorBuffer(std::string name, uint64_t size)
+    : name_(std::move(name)), size_(size), contents_(std::make_shared<Contents>()) {
+  contents_->version.store(NextVersion(), std::memory_order_relaxed);
+}
+
+uint64_t TensorBuffer::version() const {
+  if (contents_->untracked.load(std::memory_order_acquire)) return 0;
+  return contents_->version.load(std::memory_order_acquire);
+}
+
+void TensorBuffer::Touch() const {
+  contents_->version.store(NextVersion(), std::memory_order_release);
+}
+
+void TensorBuffer::MarkUntracked() const {
+  contents_->untracked.store(true, std::memory_order_release);
+}
 
 absl::StatusOr<std::unique_ptr<TensorBuffer>> TensorBuffer::AllocateDevice(Core* core,
                                                                            uint64_t size,
@@ -62,11 +86,16 @@ absl::StatusOr<std::unique_ptr<TensorBuffer>> TensorBuffer::AllocateHost(uint64_
 }
 
 std::unique_ptr<TensorBuffer> TensorBuffer::View(void* data, uint64_t size, std::string name,
-                                               Core* core) {
+                                               Core* core, const TensorBuffer* slice_of) {
   std::unique_ptr<TensorBuffer> t(new TensorBuffer(std::move(name), size));
   t->data_ = data;
   t->core_ = core;
   t->owned_ = false;
+  if (slice_of != nullptr) {
+    t->contents_ = slice_of->contents_;
+  } else {
+    t->MarkUntracked();
+  }
   return t;
 }
 
@@ -99,6 +128,7 @@ absl::Status TensorBuffer::Read(void* dst, uint64_t offset, uint64_t size) const
 absl::Status TensorBuffer::Write(const void* src, uint64_t offset, uint64_t size) {
   if (absl::Status s = CheckRange(offset, size, "write"); !s.ok()) return s;
   if (size) std::memcpy(static_cast<char*>(data_) + offset, src, size);
+  Touch();
   return absl::OkStatus();
 }
 

@@ -5,6 +5,7 @@
 #ifndef NEURON_LIB_RUNTIME_TENSOR_BUFFER_H_
 #define NEURON_LIB_RUNTIME_TENSOR_BUFFER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,8 +31,12 @@ class TensorBuffer {
   // A tensor over memory someone else owns (a caller's buffer, or part of
   // another tensor; `core` is that tensor's core or null for host memory).
   // The memory must outlive the view; it is never freed by it.
+  // A view of part of another tensor (`slice_of`) shares its contents'
+  // version; any other view is of memory written behind the runtime's back
+  // (version 0).
   static std::unique_ptr<TensorBuffer> View(void* data, uint64_t size, std::string name,
-                                            Core* core = nullptr);
+                                            Core* core = nullptr,
+                                            const TensorBuffer* slice_of = nullptr);
   ~TensorBuffer();
   TensorBuffer(const TensorBuffer&) = delete;
   TensorBuffer& operator=(const TensorBuffer&) = delete;
@@ -45,8 +50,25 @@ class TensorBuffer {
   // The HBM block of a device tensor that owns its memory (nullptr for
   // host memory and views).
   const device::HbmBlock* block() const { return core_ != nullptr && owned_ ? &block_ : nullptr; }
-  void* data() { return data_; }
+  // Mutable access counts as a write (a new version): only a const tensor
+  // is read without changing it.
+  void* data() {
+    Touch();
+    return data_;
+  }
   const void* data() const { return data_; }
+
+  // The contents' version: drawn from one process-wide counter whenever the
+  // bytes may change, so an address and a version never name two different
+  // contents; kernels keep work derived from the bytes under it (oneDNN's
+  // reordered weights). 0 where the runtime cannot see the writes: a
+  // caller's buffer, or once nrt_tensor_get_va handed the address out.
+  uint64_t version() const;
+  // The bytes may have changed: a new version (for this tensor and every
+  // slice sharing its memory).
+  void Touch() const;
+  // Written behind the runtime's back from now on: version 0 for good.
+  void MarkUntracked() const;
 
   // Copies bytes out of / into the tensor; a range past the end is
   // NRT_INVALID naming the tensor.
@@ -54,7 +76,7 @@ class TensorBuffer {
   absl::Status Write(const void* src, uint64_t offset, uint64_t size);
 
  private:
-  TensorBuffer(std::string name, uint64_t size) : name_(std::move(name)), size_(size) {}
+  TensorBuffer(std::string name, uint64_t size);
   absl::Status CheckRange(uint64_t offset, uint64_t size, const char* op) const;
 
   std::string name_;
@@ -63,6 +85,11 @@ class TensorBuffer {
   Core* core_ = nullptr;          // set for device tensors
   device::HbmBlock block_{};      // the HBM block of a device tensor
   bool owned_ = true;             // false for views: nothing to free
+  struct Contents {
+    std::atomic<uint64_t> version{0};
+    std::atomic<bool> untracked{false};
+  };
+  std::shared_ptr<Contents> contents_;  // shared by a tensor and its slices
 };
 
 }  // namespace neuron::runtime

@@ -183,5 +183,38 @@ TEST(ConvLayoutTest, OneDnnTakesNhwcActivationsWhereTheyLie) {
   for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << "element " << i;
 }
 
+// The weights' reorder to oneDNN's layout is kept under the version the
+// caller names: the same pointer and version reuse it (even though the
+// bytes changed behind its back, which the runtime never lets happen),
+// another version or version 0 (unknown) reorders again.
+TEST(ConvLayoutTest, ReorderedWeightsAreKeptUnderTheirVersion) {
+  if (Dnnl() == nullptr) GTEST_SKIP() << "libdnnl.so.2 is not installed (or a sanitizer build)";
+  const Conv2d k = kWindows[0];
+  DnnlConvShape shape{ET::kF32, ET::kF32, k.n, k.c, k.o, 1, {k.h, k.w}, {k.kh, k.kw}, {k.oh(), k.ow()},
+                      {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  shape.x_strides = {k.h * k.w * k.c, 1, k.w * k.c, k.c};
+  shape.w_strides = {1, k.o, k.kw * k.c * k.o, k.c * k.o};
+  shape.y_strides = {k.oh() * k.ow() * k.o, 1, k.ow() * k.o, k.o};
+  auto conv = DnnlConvolution::Create(shape);
+  ASSERT_NE(conv, nullptr);
+  if (!conv->ReordersWeights()) GTEST_SKIP() << "oneDNN takes these weights where they lie";
+  std::vector<float> x(k.n * k.c * k.h * k.w), w(k.o * k.c * k.kh * k.kw);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 11) / 4 - 1.25f;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 13) % 7) / 2 - 1.5f;
+  const size_t ny = static_cast<size_t>(k.n * k.o * k.oh() * k.ow());
+  std::vector<float> first(ny), again(ny), doubled(ny), unknown(ny);
+  ASSERT_TRUE(conv->Run(x.data(), w.data(), first.data(), 7));
+  for (float& v : w) v *= 2;
+  ASSERT_TRUE(conv->Run(x.data(), w.data(), again.data(), 7));
+  EXPECT_EQ(again, first) << "version 7 again: the kept reorder is used";
+  ASSERT_TRUE(conv->Run(x.data(), w.data(), doubled.data(), 8));
+  for (size_t i = 0; i < ny; ++i) ASSERT_FLOAT_EQ(doubled[i], 2 * first[i]) << "element " << i;
+  for (float& v : w) v /= 2;
+  ASSERT_TRUE(conv->Run(x.data(), w.data(), unknown.data(), 0));
+  EXPECT_EQ(unknown, first) << "version 0: reordered every time";
+  ASSERT_TRUE(conv->Run(x.data(), w.data(), unknown.data(), 0));
+  EXPECT_EQ(unknown, first);
+}
+
 }  // namespace
 }  // namespace neuron::kernels
