@@ -3,14 +3,18 @@
 // told so; a dialer learns when the listener does not hold the secret.
 #include "lib/collectives/gate.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "gtest/gtest.h"
 #include "lib/collectives/net.h"
+#include "lib/log/log.h"
 #include "lib/collectives/wire.h"
 #include "tests/collectives/stranger.h"
 
@@ -95,6 +99,43 @@ TEST(Gate, EveryStrangerIsDroppedAndTheRankAdmitted) {
     for (pid_t p : strangers) testing::StopStranger(p);
     close(lfd);
   }
+}
+
+// A listener whose accept(2) keeps failing (the process is out of
+// descriptors) backs off instead of spinning on a listener that stays
+// readable: over a second it tries about ten times, each logged, where a
+// spinning loop would try thousands of times.
+TEST(Gate, FailingAcceptBacksOff) {
+  const int lfd = Listener();
+  ASSERT_GE(lfd, 0);
+  const sockaddr_in at = net::LocalAddr(lfd);
+  // A connection waiting in the backlog, made while descriptors remain.
+  const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(client, 0);
+  ASSERT_EQ(connect(client, reinterpret_cast<const sockaddr*>(&at), sizeof(at)), 0);
+  std::atomic<int> failures{0};
+  log::SetConsoleSink([&](std::string_view line) {
+    if (line.find("accept failed") != std::string_view::npos) ++failures;
+  });
+  Gate gate(lfd, Options(""));
+  // The lowest free descriptor becomes the limit: accept(2) gets EMFILE.
+  const int lowest = dup(lfd);
+  ASSERT_GE(lowest, 0);
+  close(lowest);
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit tight = old;
+  tight.rlim_cur = static_cast<rlim_t>(lowest);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  auto a = gate.Next(net::Clock::now() + std::chrono::seconds(1));
+  setrlimit(RLIMIT_NOFILE, &old);
+  log::SetConsoleSink(nullptr);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(a.status())) << a.status();
+  EXPECT_GE(failures.load(), 1);
+  // kAcceptBackoff (100 ms) apart: at most about ten in the second.
+  EXPECT_LE(failures.load(), 30);
+  close(client);
+  close(lfd);
 }
 
 // More silent strangers than the gate holds: the rest wait in the
