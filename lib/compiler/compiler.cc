@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <deque>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -17,6 +18,8 @@
 #include "lib/neff/neff.h"
 #include "lib/program/dtype.h"
 #include "lib/program/package.h"
+#include "lib/support/checked_size.h"
+#include "lib/support/host_memory.h"
 #include "lib/support/parse.h"
 #include "lib/tensorfile/key_path.h"
 
@@ -121,6 +124,30 @@ absl::StatusOr<CompileResult> CompileLoadedModule(std::unique_ptr<hlo::Module> m
     if (options.fill_elided == ElidedFillMode::kRefuse) {
       return CompileError(kErrElidedConstant,
                           absl::StrFormat("the values of %zu constant(s) were elided as {...}", elided.size()),
+                          elided.front());
+    }
+    // The fill materializes every elided array here: one that no address
+    // space holds, or that this host cannot back, is refused before any
+    // byte is committed.
+    uint64_t fill_bytes = 0;
+    for (const hlo::Instruction* c : elided) {
+      const std::optional<int64_t> count = c->shape().ElementCount();
+      const std::optional<uint64_t> bytes =
+          count ? CheckedMul(static_cast<uint64_t>(*count), hlo::StorageBytes(c->shape().type)) : std::nullopt;
+      const std::optional<uint64_t> total = bytes ? CheckedAdd(fill_bytes, *bytes) : std::nullopt;
+      if (!total || *total > static_cast<uint64_t>(INT64_MAX)) {
+        return CompileError(kErrFillTooLarge,
+                            absl::StrFormat("the elided constant's values (%s) would be larger than any "
+                                            "address space",
+                                            c->shape().ToString()),
+                            c);
+      }
+      fill_bytes = *total;
+    }
+    if (const HostMemoryReport host = ReadHostMemory(); fill_bytes > host.Available()) {
+      return CompileError(kErrFillTooLarge,
+                          absl::StrFormat("filling the %zu elided constant(s) %s", elided.size(),
+                                          DescribeShortfall(fill_bytes, host)),
                           elided.front());
     }
     hlo::FillElidedConstants(*module, options.fill_elided == ElidedFillMode::kZeros ? hlo::ElidedFill::kZeros

@@ -25,6 +25,12 @@ constexpr ErrorCode kCodes[] = {
      "the program needs are not in the file.",
      "Dump the module with constants (XLA: --xla_dump_large_constants), or pass "
      "`--fill-elided-constants zeros|random` to compile it anyway for performance work."},
+    {kErrFillTooLarge, "elided constants too large to fill",
+     "`--fill-elided-constants` gives elided constants values in the compiler's memory; these "
+     "would take more than any address space holds, or more than this host can give the "
+     "compiler (the message names the limit).",
+     "Compile on a host with the memory the message names, or dump the module with its "
+     "constants (XLA: --xla_dump_large_constants) instead of filling them."},
     {kErrBadOption, "invalid option or value",
      "An option is unknown, lacks its value, or has a value outside its allowed set. Options "
      "come from the command line and from NEURON_CC_FLAGS.",

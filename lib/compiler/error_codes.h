@@ -22,6 +22,7 @@ inline constexpr char kErrInputUnreadable[] = "NCC-E0001";
 inline constexpr char kErrInputInvalid[] = "NCC-E0002";
 inline constexpr char kErrVerifyFailed[] = "NCC-E0003";
 inline constexpr char kErrElidedConstant[] = "NCC-E0004";
+inline constexpr char kErrFillTooLarge[] = "NCC-E0005";
 inline constexpr char kErrBadOption[] = "NCC-E0101";
 inline constexpr char kErrOptionConflict[] = "NCC-E0102";
 inline constexpr char kErrUnsupportedOperator[] = "NCC-E0201";

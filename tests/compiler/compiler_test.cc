@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "lib/compiler/buffer_assignment.h"
 #include "lib/compiler/diagnostics.h"
@@ -382,6 +383,25 @@ ENTRY e {
   EXPECT_NE(refused.status().message().find("--fill-elided-constants"), std::string_view::npos);
   auto filled = CompileText(elided, Options({"--fill-elided-constants", "zeros"}));
   EXPECT_TRUE(filled.ok()) << filled.status();
+}
+
+// A fill no address space could hold (the element count times 4 wraps
+// 64 bits) or no host could give is refused before a byte is committed;
+// it used to wrap to an empty array that the random fill then wrote past.
+TEST(CompilerTest, ElidedConstantsTooLargeToFillAreRefused) {
+  for (const char* dims : {"4611686018427387904", "281474976710656"}) {
+    const std::string text = absl::StrFormat(R"(HloModule e
+ENTRY e {
+  c = f32[%s] constant({...})
+  ROOT n = f32[%s] negate(c)
+})", dims, dims);
+    for (const char* fill : {"zeros", "random"}) {
+      auto refused = CompileText(text, Options({"--fill-elided-constants", fill}));
+      ASSERT_FALSE(refused.ok()) << dims << " " << fill;
+      EXPECT_EQ(ErrorCodeOf(refused.status()), "NCC-E0005") << refused.status();
+      EXPECT_NE(refused.status().message().find("%c"), std::string_view::npos) << refused.status();
+    }
+  }
 }
 
 TEST(CompilerTest, MultiReplicaModulesRecordTheirCounts) {
