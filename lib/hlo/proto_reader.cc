@@ -68,6 +68,12 @@ absl::Status Converter::ConvertShape(const xla::ShapeProto& proto, Shape* shape,
   }
   bool any_dynamic = false;
   for (bool b : proto.is_dynamic_dimension()) any_dynamic |= b;
+  // A byte size that wraps would plan a buffer smaller than what is
+  // written into it (a damaged or hostile program.pb).
+  if (!any_dynamic && !shape->ArrayBytes()) {
+    return Error("shape %s has too many elements (its bytes do not fit in 63 bits)",
+                 shape->ToString());
+  }
   if (any_dynamic) {
     shape->dynamic.assign(proto.is_dynamic_dimension().begin(), proto.is_dynamic_dimension().end());
     shape->dynamic.resize(shape->dims.size(), false);

@@ -194,6 +194,20 @@ std::optional<int64_t> Shape::ElementCount() const {
   return n;
 }
 
+std::optional<int64_t> Shape::ArrayBytes() const {
+  if (IsTuple()) {
+    for (const Shape& element : tuple) {
+      if (!element.ArrayBytes()) return std::nullopt;
+    }
+    return 0;
+  }
+  if (!IsArray()) return 0;
+  const std::optional<int64_t> count = ElementCount();
+  int64_t bytes = 0;
+  if (!count || __builtin_mul_overflow(*count, int64_t{StorageBytes(type)}, &bytes)) return std::nullopt;
+  return bytes;
+}
+
 std::string Shape::ToString(bool with_layout) const {
   if (IsTuple()) {
     std::string out = "(";

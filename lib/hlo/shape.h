@@ -107,6 +107,10 @@ struct Shape {
   // Product of the dimensions; nullopt when it overflows int64 or a
   // dimension is negative. Tuples and tokens have no elements (0).
   std::optional<int64_t> ElementCount() const;
+  // An array's bytes (ElementCount() x StorageBytes), nullopt when that does
+  // not fit in int64; every array of a tuple must fit (the tuple's own
+  // figure is 0, as for tokens).
+  std::optional<int64_t> ArrayBytes() const;
 
   // Text form, e.g. "f32[2,3]{1,0}" or "(s32[], f32[4])".
   std::string ToString(bool with_layout = true) const;

@@ -1,5 +1,6 @@
 #include "lib/hlo/verifier.h"
 
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -89,8 +90,9 @@ class Verifier {
     if (declared.type == ElementType::kInvalid || declared.type == ElementType::kOpaque) {
       return Error(c, inst, absl::StrFormat("has an invalid shape %s", declared.ToString()));
     }
-    if (declared.IsArray() && !declared.ElementCount() && declared.dynamic.empty()) {
-      return Error(c, inst, absl::StrFormat("shape %s has too many elements", declared.ToString()));
+    if (declared.dynamic.empty() && !declared.ArrayBytes()) {
+      return Error(c, inst, absl::StrFormat("shape %s has too many elements (its bytes do not fit "
+                                            "in 63 bits)", declared.ToString()));
     }
     if (declared.layout && declared.IsArray() &&
         !declared.layout->minor_to_major.empty() &&

@@ -111,6 +111,15 @@ TEST(ProtoReaderTest, BadReferencesAreClearErrors) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(std::string(r.status().message()).find("unknown element type number 77"), std::string::npos);
 
+  // f32[2^62]: 2^64 bytes, which wraps to 0 in 64 bits.
+  xla::HloModuleProto huge = MakeModule();
+  huge.mutable_computations(0)->mutable_instructions(1)->mutable_shape()->set_dimensions(0, int64_t{1} << 62);
+  huge.mutable_computations(0)->mutable_instructions(1)->mutable_shape()->set_dimensions(1, 1);
+  r = LoadModule(huge.SerializeAsString(), "huge.pb");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(std::string(r.status().message()).find("too many elements"), std::string::npos)
+      << r.status().message();
+
   r = LoadModule(std::string("\x0a\x05hello", 7), "junk.pb");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(std::string(r.status().message()).find("junk.pb:"), std::string::npos);

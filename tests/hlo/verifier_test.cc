@@ -89,6 +89,11 @@ TEST(VerifierTest, EachCheckCanFail) {
       {"p = f32[2] parameter(0)\n  z = f32[] constant(0)\n  ROOT rw = f32[2] reduce-window(p, z), window={size=2x2}, to_apply=add",
        "window has 2 dimensions"},
       {"p = f32[3] parameter(0)\n  ROOT s = f32[3] sort(p), dimensions={0}, to_apply=add", "comparator must return pred[]"},
+      // 2^62 elements of 4 bytes: the bytes wrap 64 bits to 0.
+      {"p = f32[4611686018427387904] parameter(0)\n  ROOT n = f32[4611686018427387904] negate(p)",
+       "too many elements"},
+      {"p = (f32[], f64[2305843009213693952]) parameter(0)\n  ROOT g = f32[] get-tuple-element(p), index=0",
+       "too many elements"},
   };
   for (const Case& c : cases) {
     std::string message = VerifyBody(c.body);
