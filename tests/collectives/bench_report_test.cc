@@ -1,15 +1,15 @@
 // neuron-allreduce's report read back (bench_report.h) and the picture's
 // series drawn from it (bench_plot.h).
-#include "lib/collectives/bench_report.h"
+#include "tools/neuron-allreduce/bench_report.h"
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "gtest/gtest.h"
-#include "lib/collectives/bench_plot.h"
 #include "tests/support/svg_text.h"
 #include "tests/support/tool_runner.h"
+#include "tools/neuron-allreduce/bench_plot.h"
 
 namespace neuron::collectives {
 namespace {

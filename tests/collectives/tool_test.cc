@@ -20,13 +20,13 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "lib/collectives/bench_flags.h"
 #include "lib/collectives/dtype.h"
-#include "lib/collectives/host_launch.h"
 #include "nlohmann/json.hpp"
 #include "tests/collectives/rank_harness.h"
 #include "tests/support/svg_text.h"
 #include "tests/support/tool_runner.h"
+#include "tools/neuron-allreduce/bench_flags.h"
+#include "tools/neuron-allreduce/host_launch.h"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-// libcurl opened at run time (lib/dump/curl_library.h): found and usable
+// libcurl opened at run time (tools/neuron-dump/curl_library.h): found and usable
 // where it is installed, and where it cannot be loaded an upload stops
 // before sending anything with one error line naming the library and exit
 // status 1, rather than a crash.
@@ -10,11 +10,11 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "lib/dump/cli.h"
-#include "lib/dump/curl_library.h"
-#include "lib/dump/s3_client.h"
 #include "lib/support/cli.h"
 #include "tests/support/tool_runner.h"
+#include "tools/neuron-dump/cli.h"
+#include "tools/neuron-dump/curl_library.h"
+#include "tools/neuron-dump/s3_client.h"
 
 namespace neuron::dump {
 namespace {

@@ -1,5 +1,6 @@
 // lib/dump units: the core-dump layout (and bad input to it), path
-// templates, the log ring, input-dump selection, SigV4, credentials, S3 URIs.
+// templates, the log ring, input-dump selection; and neuron-dump's own
+// (tools/neuron-dump): SigV4, credentials, S3 URIs.
 #include <zstd.h>
 
 #include <filesystem>
@@ -9,14 +10,14 @@
 
 #include "absl/time/civil_time.h"
 #include "gtest/gtest.h"
-#include "lib/dump/aws_credentials.h"
 #include "lib/dump/core_dump_format.h"
 #include "lib/dump/identity.h"
 #include "lib/dump/input_dump.h"
 #include "lib/dump/memlog.h"
-#include "lib/dump/s3_client.h"
-#include "lib/dump/sigv4.h"
 #include "tests/support/tool_runner.h"
+#include "tools/neuron-dump/aws_credentials.h"
+#include "tools/neuron-dump/s3_client.h"
+#include "tools/neuron-dump/sigv4.h"
 
 namespace neuron::dump {
 namespace {

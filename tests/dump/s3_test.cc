@@ -11,10 +11,10 @@
 #include <sstream>
 
 #include "gtest/gtest.h"
-#include "lib/dump/s3_client.h"
 #include "nlohmann/json.hpp"
 #include "tests/dump/s3_server.h"
 #include "tests/support/tool_runner.h"
+#include "tools/neuron-dump/s3_client.h"
 
 namespace neuron::dump {
 namespace {

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "lib/plot/bandwidth_plot.h"
 #include "lib/plot/latency_plot.h"
 #include "lib/plot/plplot_library.h"
 #include "lib/plot/svg_render.h"
 #include "tests/support/svg_text.h"
 #include "tests/support/tool_runner.h"
+#include "tools/neuron-allreduce/bandwidth_plot.h"
 
 namespace neuron::plot {
 namespace {

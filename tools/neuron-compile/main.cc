@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/compiler/driver.h"
+#include "tools/neuron-compile/driver.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

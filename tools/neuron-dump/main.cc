@@ -1,15 +1,15 @@
 // neuron-dump: shows core dumps, input dumps and NEFFs; uploads dumps to
 // S3; and is what the runtime hands a core dump to (called with the real
-// runtime's flags and no subcommand). The work is in lib/dump/cli.cc; this
+// runtime's flags and no subcommand). The work is in cli.cc beside it; this
 // file parses the command line.
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "lib/dump/cli.h"
 #include "lib/support/cli.h"
 #include "lib/support/options.h"
 #include "lib/support/parse.h"
+#include "tools/neuron-dump/cli.h"
 
 namespace {
 
