@@ -67,6 +67,12 @@ typedef struct nrt_tools_feed {
    must outlive them); NULL removes it. */
 NRT_STATUS nrt_tools_set_model_feed(nrt_model_t *model, const nrt_tools_feed_t *feed);
 
+/* A listening socket on NEURON_RT_ROOT_COMM_ID that the process handed
+   it (a launcher forking the ranks of a job holds the port from choosing
+   it to the bootstrap): the next global communicator of device 0 accepts
+   the other ranks on it instead of binding the port again, and closes it. */
+void nrt_tools_set_bootstrap_listener(int fd);
+
 /* Frees a string the functions above returned. */
 void nrt_tools_free(char *json);
 

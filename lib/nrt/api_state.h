@@ -128,6 +128,9 @@ void ShutdownAsync();        // api_async.cc: drains and stops the XU workers
 void ShutdownSendRecv();     // api_sendrecv.cc: closes communicators
 void ShutdownProfiling();    // api_profile.cc / api_sys_trace.cc
 void ShutdownCollectives();  // api_collectives.cc: leaves the global communicator
+// nrt_tools_set_bootstrap_listener: device 0's next global communicator
+// listens on `fd` (api_collectives.cc).
+void SetBootstrapListener(int fd);
 
 // Runs `model` once with the tensors of `inputs` / `outputs` matched to its
 // tensor names (a missing or short tensor is NRT_INVALID naming it), then

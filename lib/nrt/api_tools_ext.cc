@@ -181,6 +181,8 @@ NRT_STATUS nrt_tools_set_model_feed(nrt_model_t* model, const nrt_tools_feed_t* 
   return NRT_SUCCESS;
 }
 
+void nrt_tools_set_bootstrap_listener(int fd) { SetBootstrapListener(fd); }
+
 void nrt_tools_free(char* json) { std::free(json); }
 
 }  // extern "C"

@@ -30,15 +30,21 @@ hlo::ElementType ElementTypeOfNrtDtype(nrt_dtype_t dtype) {
 
 absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const RuntimeSession& session,
                                                                std::string_view neff,
-                                                               const std::string& display, int vnc) {
+                                                               const std::string& display, int vnc,
+                                                               const CollectiveLoad* collective) {
   const SdkFunctions& sdk = session.sdk();
   if (session.ext().set_load_name != nullptr) session.ext().set_load_name(display.c_str());
   nrt_model_t* handle = nullptr;
   const auto start = std::chrono::steady_clock::now();
-  const NRT_STATUS s = sdk.load(neff.data(), neff.size(), vnc, -1, &handle);
+  const NRT_STATUS s =
+      collective != nullptr
+          ? sdk.load_collectives(neff.data(), neff.size(), vnc, -1, collective->device,
+                                 collective->devices, &handle)
+          : sdk.load(neff.data(), neff.size(), vnc, -1, &handle);
   const auto end = std::chrono::steady_clock::now();
   if (s != NRT_SUCCESS) {
-    return absl::InvalidArgumentError(session.library().Describe(s, "nrt_load"));
+    return absl::InvalidArgumentError(
+        session.library().Describe(s, collective != nullptr ? "nrt_load_collectives" : "nrt_load"));
   }
   auto model = std::unique_ptr<LoadedModel>(new LoadedModel(session, handle, vnc));
   model->load_wall_ms_ = std::chrono::duration<double, std::milli>(end - start).count();

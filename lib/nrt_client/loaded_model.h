@@ -39,14 +39,22 @@ struct TensorInfo {
 // The element type nrt_dtype_t names (kInvalid for NRT_DTYPE_UNKNOWN).
 hlo::ElementType ElementTypeOfNrtDtype(nrt_dtype_t dtype);
 
+// Where a model loaded for a collectives job stands (nrt_load_collectives):
+// this process is global device `device` of `devices`.
+struct CollectiveLoad {
+  uint32_t device = 0;
+  uint32_t devices = 1;
+};
+
 class LoadedModel {
  public:
   // Loads `neff` on vnc `vnc` of the session; `display` names it in the
-  // library's messages and progress (where it has the extras). A failure is
+  // library's messages and progress (where it has the extras). With
+  // `collective`, loaded with nrt_load_collectives. A failure is
   // "<message> (NRT_NAME)".
-  static absl::StatusOr<std::unique_ptr<LoadedModel>> Load(const RuntimeSession& session,
-                                                           std::string_view neff,
-                                                           const std::string& display, int vnc);
+  static absl::StatusOr<std::unique_ptr<LoadedModel>> Load(
+      const RuntimeSession& session, std::string_view neff, const std::string& display, int vnc,
+      const CollectiveLoad* collective = nullptr);
   ~LoadedModel();  // nrt_unload
   LoadedModel(const LoadedModel&) = delete;
   LoadedModel& operator=(const LoadedModel&) = delete;

@@ -77,6 +77,8 @@ absl::StatusOr<const RuntimeLibrary*> RuntimeLibrary::Get() {
     Resolve(handle, "nrt_tools_describe_model", &e.describe_model);
     Resolve(handle, "nrt_tools_describe_core_memory", &e.describe_core_memory);
     Resolve(handle, "nrt_tools_free", &e.free);
+    Resolve(handle, "nrt_tools_set_model_feed", &e.set_model_feed);
+    Resolve(handle, "nrt_tools_set_bootstrap_listener", &e.set_bootstrap_listener);
     if (e.describe_model == nullptr || e.describe_core_memory == nullptr || e.free == nullptr) {
       e.describe_model = nullptr;
       e.describe_core_memory = nullptr;

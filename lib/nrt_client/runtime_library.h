@@ -51,6 +51,8 @@ struct ExtraFunctions {
   decltype(&::nrt_tools_set_load_name) set_load_name = nullptr;
   decltype(&::nrt_tools_describe_model) describe_model = nullptr;
   decltype(&::nrt_tools_describe_core_memory) describe_core_memory = nullptr;
+  decltype(&::nrt_tools_set_model_feed) set_model_feed = nullptr;
+  decltype(&::nrt_tools_set_bootstrap_listener) set_bootstrap_listener = nullptr;
   decltype(&::nrt_tools_free) free = nullptr;
 };
 

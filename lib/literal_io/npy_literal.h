@@ -1,9 +1,10 @@
-// .npy files for neuron-exec: reading inputs and expected values into host
+// .npy files as host tensors, for neuron-exec and libnrt (input dumps):
+// reading inputs and expected values into host
 // tensors (hlo::Literal), converting them to a model's element type, and
 // writing results. Types NumPy lacks (bf16, fp8) are written as float32,
 // which holds their values exactly, so numpy.load gives numbers.
-#ifndef NEURON_LIB_RUNTIME_CLI_NPY_H_
-#define NEURON_LIB_RUNTIME_CLI_NPY_H_
+#ifndef NEURON_LIB_LITERAL_IO_NPY_LITERAL_H_
+#define NEURON_LIB_LITERAL_IO_NPY_LITERAL_H_
 
 #include <string>
 #include <string_view>
@@ -12,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "lib/hlo/literal.h"
 
-namespace neuron::runtime {
+namespace neuron::literal_io {
 
 // Parses .npy bytes (little-endian or byte-order-free types, C order).
 // `display` names the file in errors.
@@ -47,6 +48,6 @@ absl::Status WriteNpyFile(const std::string& path, const hlo::Literal& value);
 // and a uint8 array for an fp8 tensor likewise, as the compiler stores them.
 hlo::Literal ConvertTensor(const hlo::Literal& value, hlo::ElementType type);
 
-}  // namespace neuron::runtime
+}  // namespace neuron::literal_io
 
-#endif  // NEURON_LIB_RUNTIME_CLI_NPY_H_
+#endif  // NEURON_LIB_LITERAL_IO_NPY_LITERAL_H_

@@ -1,8 +1,8 @@
-#include "lib/runtime/random_words.h"
+#include "tools/neuron-exec/random_words.h"
 
 #include <cstring>
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 namespace {
 
 // 8 lanes of 32 bits: one AVX2 register; two of them give the 16 lanes.
@@ -54,4 +54,4 @@ void RandomWords::Fill(uint32_t* out, int64_t count) {
   std::memcpy(state_, s, sizeof s);
 }
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool

@@ -1,12 +1,16 @@
-#include "lib/runtime/file_feed.h"
+#include "tools/neuron-exec/file_feed.h"
 
 #include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "lib/runtime/cli_npy.h"
+#include "lib/literal_io/npy_literal.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
+
+using literal_io::ReadNpyFile;
+using literal_io::WriteNpyFile;
+using literal_io::ConvertTensor;
 
 // Infeed streams start here, far past any model's parameter count, so the
 // values never repeat an input's.
@@ -70,4 +74,4 @@ absl::Status FileFeed::Outfeed(const std::string& instruction, const hlo::Shape&
   return WriteNpyFile(absl::StrCat(outfeed_dir_, "/outfeed", next_outfeed_++, ".npy"), value);
 }
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool

@@ -1,14 +1,14 @@
-// Uniform 32-bit words (lib/runtime/random_words) turned into the values of
+// Uniform 32-bit words (random_words) turned into the values of
 // each element type, in bulk: written over 8-lane vectors so one pass over a
 // chunk is AVX2 code, with no per-element dispatch.
-#ifndef NEURON_LIB_RUNTIME_RANDOM_VALUES_H_
-#define NEURON_LIB_RUNTIME_RANDOM_VALUES_H_
+#ifndef NEURON_TOOLS_NEURON_EXEC_RANDOM_VALUES_H_
+#define NEURON_TOOLS_NEURON_EXEC_RANDOM_VALUES_H_
 
 #include <cstdint>
 
 #include "lib/hlo/shape.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 
 // One word each: the top 24 bits as a signed integer times 2^-23, so the
 // values are the multiples of 2^-23 in [-1, 1), each equally likely.
@@ -36,6 +36,6 @@ void RoundUnitF32(hlo::ElementType type, const float* in, void* out, int64_t n);
 // WordsToUnitF32 and RoundUnitF32 in one pass, without the f32 in memory.
 void WordsToUnitNarrow(hlo::ElementType type, const uint32_t* words, void* out, int64_t n);
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool
 
-#endif  // NEURON_LIB_RUNTIME_RANDOM_VALUES_H_
+#endif  // NEURON_TOOLS_NEURON_EXEC_RANDOM_VALUES_H_

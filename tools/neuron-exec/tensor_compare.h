@@ -2,8 +2,8 @@
 // elementwise, |got - expected| <= atol + rtol * |expected|, and names the
 // worst element when they differ. NaN matches NaN; infinities match only
 // the same infinity.
-#ifndef NEURON_LIB_RUNTIME_CLI_COMPARE_H_
-#define NEURON_LIB_RUNTIME_CLI_COMPARE_H_
+#ifndef NEURON_TOOLS_NEURON_EXEC_TENSOR_COMPARE_H_
+#define NEURON_TOOLS_NEURON_EXEC_TENSOR_COMPARE_H_
 
 #include <cstdint>
 #include <string>
@@ -11,7 +11,7 @@
 
 #include "lib/hlo/literal.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 
 struct Tolerance {
   double rtol = 1e-5;
@@ -32,6 +32,6 @@ struct Comparison {
 Comparison CompareTensors(const hlo::Literal& got, const hlo::Literal& expected,
                           const Tolerance& tolerance);
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool
 
-#endif  // NEURON_LIB_RUNTIME_CLI_COMPARE_H_
+#endif  // NEURON_TOOLS_NEURON_EXEC_TENSOR_COMPARE_H_

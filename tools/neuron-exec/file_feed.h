@@ -3,8 +3,8 @@
 // --random-inputs and no files drawn as the inputs are; outfeed values
 // written to DIR/outfeed0.npy, outfeed1.npy, ... in the order the model
 // wrote them (--outfeed-dir).
-#ifndef NEURON_LIB_RUNTIME_FILE_FEED_H_
-#define NEURON_LIB_RUNTIME_FILE_FEED_H_
+#ifndef NEURON_TOOLS_NEURON_EXEC_FILE_FEED_H_
+#define NEURON_TOOLS_NEURON_EXEC_FILE_FEED_H_
 
 #include <cstddef>
 #include <memory>
@@ -12,12 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "lib/kernels/host_feed.h"
-#include "lib/runtime/cli_random.h"
+#include "absl/status/status.h"
+#include "lib/hlo/shape.h"
+#include "tools/neuron-exec/random_tensors.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 
-class FileFeed : public kernels::HostFeed {
+// Handed to libnrt as an nrt_tools_feed_t (exec_command.cc).
+class FileFeed {
  public:
   // random_seed: without infeed files, infeeds take random values from
   // this seed's streams (apart from the inputs' own).
@@ -25,9 +27,9 @@ class FileFeed : public kernels::HostFeed {
            std::optional<uint64_t> random_seed = std::nullopt);
 
   absl::Status Infeed(const std::string& instruction, const hlo::Shape& shape, uint8_t* out,
-                      size_t bytes) override;
+                      size_t bytes);
   absl::Status Outfeed(const std::string& instruction, const hlo::Shape& shape,
-                       const uint8_t* data, size_t bytes) override;
+                       const uint8_t* data, size_t bytes);
 
   size_t infeeds_taken() const { return next_infeed_; }
   size_t outfeeds_written() const { return next_outfeed_; }
@@ -40,6 +42,6 @@ class FileFeed : public kernels::HostFeed {
   size_t next_outfeed_ = 0;
 };
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool
 
-#endif  // NEURON_LIB_RUNTIME_FILE_FEED_H_
+#endif  // NEURON_TOOLS_NEURON_EXEC_FILE_FEED_H_

@@ -1,13 +1,15 @@
-#include "lib/runtime/cli_bundle.h"
+#include "tools/neuron-exec/input_bundles.h"
 
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "lib/runtime/cli_tensor_text.h"
+#include "lib/literal_io/literal_text.h"
 #include "lib/tensorfile/key_path.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
+
+using literal_io::FormatTensorType;
 namespace {
 
 using tensorfile::ArrayInfo;
@@ -117,4 +119,4 @@ absl::StatusOr<std::vector<std::optional<BundleArray>>> BindBundles(
   return bound;
 }
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool

@@ -1,12 +1,12 @@
 // Benchmark statistics of neuron-exec --iterations: latency percentiles
 // (nearest rank) and throughput.
-#ifndef NEURON_LIB_RUNTIME_CLI_LATENCY_H_
-#define NEURON_LIB_RUNTIME_CLI_LATENCY_H_
+#ifndef NEURON_TOOLS_NEURON_EXEC_LATENCY_STATS_H_
+#define NEURON_TOOLS_NEURON_EXEC_LATENCY_STATS_H_
 
 #include <cstdint>
 #include <vector>
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 
 struct LatencyStats {
   int64_t count = 0;
@@ -18,6 +18,6 @@ struct LatencyStats {
 // measured loop took (0: use the sum of the samples).
 LatencyStats ComputeLatencyStats(std::vector<uint64_t> samples_ns, uint64_t wall_ns);
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool
 
-#endif  // NEURON_LIB_RUNTIME_CLI_LATENCY_H_
+#endif  // NEURON_TOOLS_NEURON_EXEC_LATENCY_STATS_H_

@@ -5,8 +5,8 @@
 // that is the whole path of one input, or the end of exactly one input's
 // path, binds to it. Shape and type must match exactly (bf16 and fp8 may
 // come as raw bits: an unsigned integer or void array of their width).
-#ifndef NEURON_LIB_RUNTIME_CLI_BUNDLE_H_
-#define NEURON_LIB_RUNTIME_CLI_BUNDLE_H_
+#ifndef NEURON_TOOLS_NEURON_EXEC_INPUT_BUNDLES_H_
+#define NEURON_TOOLS_NEURON_EXEC_INPUT_BUNDLES_H_
 
 #include <cstddef>
 #include <memory>
@@ -15,10 +15,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "lib/runtime/model.h"
+#include "lib/nrt_client/loaded_model.h"
 #include "lib/tensorfile/tensor_file.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
+
+using nrt_client::TensorInfo;
 
 // One input's values: array `array` of `file`.
 struct BundleArray {
@@ -45,6 +47,6 @@ std::string InputPath(const TensorInfo& input);
 std::string DescribeUnbound(const std::vector<TensorInfo>& inputs, const std::vector<size_t>& unbound,
                             size_t shown = 3);
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool
 
-#endif  // NEURON_LIB_RUNTIME_CLI_BUNDLE_H_
+#endif  // NEURON_TOOLS_NEURON_EXEC_INPUT_BUNDLES_H_

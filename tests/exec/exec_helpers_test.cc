@@ -7,12 +7,21 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "lib/runtime/cli_compare.h"
-#include "lib/runtime/cli_latency.h"
-#include "lib/runtime/cli_npy.h"
-#include "lib/runtime/cli_tensor_text.h"
+#include "tools/neuron-exec/tensor_compare.h"
+#include "tools/neuron-exec/latency_stats.h"
+#include "lib/literal_io/npy_literal.h"
+#include "lib/literal_io/literal_text.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
+
+using literal_io::OpenNpyFile;
+using literal_io::ReadNpyInto;
+using literal_io::WriteNpyFile;
+using literal_io::LooksLikeInlineTensor;
+using literal_io::ParseInlineTensor;
+using literal_io::FormatTensor;
+using literal_io::PrintLimits;
+using literal_io::NpyFileInput;
 namespace {
 
 using hlo::ElementType;
@@ -151,4 +160,4 @@ TEST(LatencyTest, NearestRankPercentilesAndThroughput) {
 }
 
 }  // namespace
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool

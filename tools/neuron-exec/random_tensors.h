@@ -3,20 +3,20 @@
 // 0 or 1), from a seed, parameter by parameter, so a run is reproducible.
 //
 // Parameter k (the k-th Next, counting tuple leaves) reads its own stream
-// (seed, k) of lib/runtime/random_words, one word per element (two for f64,
+// (seed, k) of random_words, one word per element (two for f64,
 // two and four for c64 and c128): f32 is the word's top 24 bits over 2^23,
 // and every narrower float is that f32 rounded to nearest even, so a bf16
 // input holds exactly the rounding of the f32 input the same seed gives.
 // One thread draws (a fresh buffer's page faults, not the arithmetic, bound
 // the speed); the stream's blocks would let several draw the same values.
-#ifndef NEURON_LIB_RUNTIME_CLI_RANDOM_H_
-#define NEURON_LIB_RUNTIME_CLI_RANDOM_H_
+#ifndef NEURON_TOOLS_NEURON_EXEC_RANDOM_TENSORS_H_
+#define NEURON_TOOLS_NEURON_EXEC_RANDOM_TENSORS_H_
 
 #include <cstdint>
 
 #include "lib/hlo/literal.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 
 class RandomTensors {
  public:
@@ -38,6 +38,6 @@ class RandomTensors {
   uint64_t next_stream_ = 0;
 };
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool
 
-#endif  // NEURON_LIB_RUNTIME_CLI_RANDOM_H_
+#endif  // NEURON_TOOLS_NEURON_EXEC_RANDOM_TENSORS_H_

@@ -1,8 +1,8 @@
-// neuron-exec --random-inputs (lib/runtime/cli_random, random_words,
+// neuron-exec --random-inputs (tools/neuron-exec/random_tensors, random_words,
 // random_values): reproducible per seed and draw length, narrow floats are
 // exactly the rounding of the f32 draw, values in range and finite, and the
 // draws look uniform.
-#include "lib/runtime/cli_random.h"
+#include "tools/neuron-exec/random_tensors.h"
 
 #include <cmath>
 #include <algorithm>
@@ -11,9 +11,9 @@
 
 #include "gtest/gtest.h"
 #include "lib/hlo/float_types.h"
-#include "lib/runtime/random_values.h"
+#include "tools/neuron-exec/random_values.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 namespace {
 
 using hlo::ElementType;
@@ -232,4 +232,4 @@ TEST(RandomTensorsTest, TheFirstValuesOfSeedZeroArePinned) {
 }
 
 }  // namespace
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool

@@ -6,12 +6,12 @@
 // step j of lane l), which the compiler turns into AVX2 vector code.
 // xoshiro128+ is the fastest of its family; its low bits are weak, so every
 // consumer takes values from the high bits (its authors' advice for floats).
-#ifndef NEURON_LIB_RUNTIME_RANDOM_WORDS_H_
-#define NEURON_LIB_RUNTIME_RANDOM_WORDS_H_
+#ifndef NEURON_TOOLS_NEURON_EXEC_RANDOM_WORDS_H_
+#define NEURON_TOOLS_NEURON_EXEC_RANDOM_WORDS_H_
 
 #include <cstdint>
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 
 class RandomWords {
  public:
@@ -29,6 +29,6 @@ class RandomWords {
   alignas(64) uint32_t state_[4][kLanes];
 };
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool
 
-#endif  // NEURON_LIB_RUNTIME_RANDOM_WORDS_H_
+#endif  // NEURON_TOOLS_NEURON_EXEC_RANDOM_WORDS_H_

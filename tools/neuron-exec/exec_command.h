@@ -1,10 +1,11 @@
-// What neuron-exec does once its flags are parsed: take the cores, load the
-// NEFF on each, bind inputs (by HLO parameter name or #k; .npy files,
+// What neuron-exec does once its flags are parsed, through libnrt.so.1's C
+// API alone (lib/nrt_client): take the cores, load the NEFF on each, bind
+// inputs (by HLO parameter name or #k; .npy files,
 // inline tensors, bundles bound by key or pytree path, or random), execute (once, or warmup + iterations per
 // core in parallel), then print, write, and check the results. The main
 // only parses flags.
-#ifndef NEURON_LIB_RUNTIME_CLI_EXEC_H_
-#define NEURON_LIB_RUNTIME_CLI_EXEC_H_
+#ifndef NEURON_TOOLS_NEURON_EXEC_EXEC_COMMAND_H_
+#define NEURON_TOOLS_NEURON_EXEC_EXEC_COMMAND_H_
 
 #include <cstdint>
 #include <optional>
@@ -12,10 +13,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "lib/runtime/cli_compare.h"
-#include "lib/runtime/cli_model_input.h"
+#include "lib/nrt_client/model_input.h"
+#include "tools/neuron-exec/tensor_compare.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 
 // "NAME=VALUE" as given to --input/--output/--expect.
 struct NamedArg {
@@ -28,7 +29,7 @@ absl::StatusOr<NamedArg> SplitNamedArg(std::string_view text, std::string_view f
 
 struct ExecRequest {
   std::string neff_path;              // a NEFF or HLO module; "-" = stdin
-  HloCompileFlags compile;            // --target, -O (HLO input only)
+  nrt_client::HloCompileFlags compile;            // --target, -O (HLO input only)
   std::vector<NamedArg> inputs;
   // -i FILE: bundles (.npz, safetensors) whose arrays bind to inputs by
   // key (name, #k or pytree path); a NAME=VALUE input overrides one.
@@ -69,6 +70,6 @@ struct ExecRequest {
 // seed + rank, and rank 0 alone prints.
 int RunExec(const ExecRequest& request);
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool
 
-#endif  // NEURON_LIB_RUNTIME_CLI_EXEC_H_
+#endif  // NEURON_TOOLS_NEURON_EXEC_EXEC_COMMAND_H_

@@ -1,14 +1,14 @@
-#include "lib/runtime/cli_random.h"
+#include "tools/neuron-exec/random_tensors.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-#include "lib/runtime/random_values.h"
-#include "lib/runtime/random_words.h"
+#include "tools/neuron-exec/random_values.h"
+#include "tools/neuron-exec/random_words.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 namespace {
 
 // Words are made and consumed in chunks small enough to stay in L1.
@@ -173,4 +173,4 @@ hlo::Literal RandomTensors::NextSlow(const hlo::Shape& shape, uint64_t stream) {
   return value;
 }
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool

@@ -1,4 +1,4 @@
-#include "lib/runtime/random_values.h"
+#include "tools/neuron-exec/random_values.h"
 
 #include <cstring>
 
@@ -6,7 +6,7 @@
 #include <immintrin.h>
 #endif
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 namespace {
 
 using U32x8 = uint32_t __attribute__((vector_size(32)));
@@ -206,4 +206,4 @@ void WordsToUnitNarrow(hlo::ElementType type, const uint32_t* words, void* out, 
   RoundUnit<true>(type, words, out, n);
 }
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool

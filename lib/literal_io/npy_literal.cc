@@ -1,4 +1,4 @@
-#include "lib/runtime/cli_npy.h"
+#include "lib/literal_io/npy_literal.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -22,7 +22,7 @@
 #include "lib/support/atomic_file.h"
 #include "lib/tensorfile/dtype.h"
 
-namespace neuron::runtime {
+namespace neuron::literal_io {
 namespace {
 
 using hlo::ElementType;
@@ -202,4 +202,4 @@ hlo::Literal ConvertTensor(const hlo::Literal& value, hlo::ElementType type) {
   return out;
 }
 
-}  // namespace neuron::runtime
+}  // namespace neuron::literal_io

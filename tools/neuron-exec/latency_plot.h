@@ -1,17 +1,17 @@
 // neuron-exec --plot: the benchmark's latencies as a picture (one CDF per
 // core, p50/p90/p99 marked; lib/plot/latency_plot.h), written whole or not
 // at all.
-#ifndef NEURON_LIB_RUNTIME_CLI_LATENCY_PLOT_H_
-#define NEURON_LIB_RUNTIME_CLI_LATENCY_PLOT_H_
+#ifndef NEURON_TOOLS_NEURON_EXEC_LATENCY_PLOT_H_
+#define NEURON_TOOLS_NEURON_EXEC_LATENCY_PLOT_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "lib/runtime/cli_latency.h"
+#include "tools/neuron-exec/latency_stats.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 
 struct CoreLatencies {
   int core = 0;
@@ -24,6 +24,6 @@ struct CoreLatencies {
 absl::Status WriteLatencyPlot(const std::string& path, const std::string& title,
                               const std::vector<CoreLatencies>& cores);
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool
 
-#endif  // NEURON_LIB_RUNTIME_CLI_LATENCY_PLOT_H_
+#endif  // NEURON_TOOLS_NEURON_EXEC_LATENCY_PLOT_H_

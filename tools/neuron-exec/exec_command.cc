@@ -1,11 +1,14 @@
-#include "lib/runtime/cli_exec.h"
+#include "tools/neuron-exec/exec_command.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <barrier>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,53 +21,73 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "lib/collectives/executor_collectives.h"
 #include "lib/collectives/launch.h"
 #include "lib/collectives/local_launch.h"
-#include "lib/device/instance_catalog.h"
+#include "lib/collectives/net.h"
+#include "lib/config/config.h"
 #include "lib/dump/files.h"
+#include "lib/literal_io/literal_text.h"
+#include "lib/literal_io/npy_literal.h"
+#include "lib/nrt_client/loaded_model.h"
+#include "lib/nrt_client/runtime_session.h"
 #include "lib/program/dtype.h"
-#include "lib/runtime/cli_bundle.h"
-#include "lib/runtime/cli_latency.h"
-#include "lib/runtime/cli_latency_plot.h"
-#include "lib/runtime/cli_npy.h"
-#include "lib/runtime/cli_random.h"
-#include "lib/runtime/cli_tensor_text.h"
-#include "lib/runtime/file_feed.h"
-#include "lib/runtime/memory_check.h"
-#include "lib/runtime/observe.h"
-#include "lib/runtime/runtime.h"
-#include "lib/runtime/status.h"
-#include "lib/support/cli.h"
 #include "lib/support/atomic_file.h"
+#include "lib/support/cli.h"
+#include "lib/support/host_memory.h"
+#include "lib/support/parse.h"
 #include "lib/support/progress.h"
 #include "lib/tensorfile/bundle_writer.h"
 #include "lib/tensorfile/tensor_file.h"
+#include "neuron/nrt_status.h"
 #include "nlohmann/json.hpp"
+#include "tools/neuron-exec/file_feed.h"
+#include "tools/neuron-exec/input_bundles.h"
+#include "tools/neuron-exec/latency_plot.h"
+#include "tools/neuron-exec/latency_stats.h"
+#include "tools/neuron-exec/random_tensors.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 namespace {
 
 constexpr const char* kTool = "neuron-exec";
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+using literal_io::ConvertTensor;
+using literal_io::FormatTensor;
+using literal_io::FormatTensorType;
+using literal_io::LooksLikeInlineTensor;
+using literal_io::NpyFileInput;
+using literal_io::NpyStorageType;
+using literal_io::OpenNpyFile;
+using literal_io::ParseInlineTensor;
+using literal_io::ReadNpyFile;
+using literal_io::ReadNpyInto;
+using literal_io::WriteNpyFile;
+using nrt_client::LoadedModel;
+using nrt_client::RuntimeSession;
 
 int Error(const std::string& message) {
   PrintError(kTool, message);
   return kExitFailure;
 }
 
-int RuntimeError(const std::string& what, const absl::Status& status) {
-  return Error(absl::StrCat(what, ": ", DescribeForCli(status)));
+// "<what> needs <need> of host memory, and <binding limit> leaves ..." when
+// this process cannot take `need` more bytes of the host's memory.
+absl::Status CheckHostMemory(uint64_t need, const std::string& what) {
+  const HostMemoryReport report = ReadHostMemory();
+  const HostMemoryLimit* binding = report.Binding();
+  if (binding == nullptr || need <= binding->bytes) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "%s needs %s of host memory, and %s (NRT_RESOURCE)", what, FormatBytes(need), DescribeLimit(*binding)));
 }
 
-std::string Describe(const TensorInfo& t) {
+std::string Describe(const nrt_client::TensorInfo& t) {
   return absl::StrFormat("#%d '%s' %s", t.position, t.name, FormatTensorType(t.shape));
 }
 
-std::string ListTensors(const std::vector<TensorInfo>& infos) {
+std::string ListTensors(const std::vector<nrt_client::TensorInfo>& infos) {
   std::string out;
-  for (const TensorInfo& t : infos) {
+  for (const nrt_client::TensorInfo& t : infos) {
     if (!out.empty()) out += ", ";
     out += Describe(t);
   }
@@ -72,7 +95,7 @@ std::string ListTensors(const std::vector<TensorInfo>& infos) {
 }
 
 // Finds a tensor by "#k" or by name (a leading '%' is ignored).
-absl::StatusOr<size_t> FindTensor(const std::vector<TensorInfo>& infos, std::string_view name,
+absl::StatusOr<size_t> FindTensor(const std::vector<nrt_client::TensorInfo>& infos, std::string_view name,
                                   const char* kind) {
   if (!name.empty() && name[0] == '#') {
     char* end = nullptr;
@@ -103,16 +126,16 @@ struct BoundInput {
   std::optional<BundleArray> bundle;  // an array of a bundle, read into its tensor
 };
 
-absl::Status WrongDims(const TensorInfo& info, const hlo::Shape& given) {
+absl::Status WrongDims(const nrt_client::TensorInfo& info, const hlo::Shape& given) {
   return absl::InvalidArgumentError(absl::StrFormat("input %s: the value given is %s; the dimensions must match",
                                                     Describe(info), FormatTensorType(given)));
 }
 
 // --list-inputs: what a bundle must hold, one input a line (or JSON).
-void PrintInputs(const Model& model, bool as_json) {
+void PrintInputs(const LoadedModel& model, bool as_json) {
   if (as_json) {
     json list = json::array();
-    for (const TensorInfo& t : model.inputs()) {
+    for (const nrt_client::TensorInfo& t : model.inputs()) {
       list.push_back({{"position", t.position},
                       {"name", t.name},
                       {"path", InputPath(t)},
@@ -124,7 +147,7 @@ void PrintInputs(const Model& model, bool as_json) {
     std::printf("%s\n", json{{"model", model.name()}, {"inputs", list}}.dump(2).c_str());
     return;
   }
-  for (const TensorInfo& t : model.inputs()) {
+  for (const nrt_client::TensorInfo& t : model.inputs()) {
     const std::string path = InputPath(t);
     std::printf("#%d\t%s\t%s\t%s\n", t.position, t.name.c_str(), path.empty() ? "-" : path.c_str(),
                 FormatTensorType(t.shape).c_str());
@@ -132,7 +155,7 @@ void PrintInputs(const Model& model, bool as_json) {
 }
 
 // --outputs: every result in one bundle, keyed out0, out1, ...
-absl::Status WriteOutputsBundle(const std::string& path, const Model& model,
+absl::Status WriteOutputsBundle(const std::string& path, const LoadedModel& model,
                                 const std::vector<hlo::Literal>& results) {
   // Standard output takes safetensors (a zip needs a file it can seek in).
   const std::optional<tensorfile::Format> format =
@@ -151,8 +174,8 @@ absl::Status WriteOutputsBundle(const std::string& path, const Model& model,
 }
 
 // Binds every model input to its source; the error names what is wrong.
-absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, const Model& model) {
-  const std::vector<TensorInfo>& infos = model.inputs();
+absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, const LoadedModel& model) {
+  const std::vector<nrt_client::TensorInfo>& infos = model.inputs();
   std::vector<std::optional<BoundInput>> bound(infos.size());
   // Bundles first: an input given by name below overrides its array.
   std::vector<std::shared_ptr<const tensorfile::TensorFile>> bundles;
@@ -175,7 +198,7 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
           absl::StrFormat("input %s is given twice", Describe(infos[*k])));
     }
     named[*k] = true;
-    const TensorInfo& info = infos[*k];
+    const nrt_client::TensorInfo& info = infos[*k];
     BoundInput in;
     absl::StatusOr<hlo::Literal> value;
     // Text with '=' that names no file is a tensor written inline, even a
@@ -226,7 +249,7 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
     }
   }
   if (unbound.size() == 1) {
-    const TensorInfo& info = infos[unbound[0]];
+    const nrt_client::TensorInfo& info = infos[unbound[0]];
     return absl::InvalidArgumentError(absl::StrFormat(
         "input %s %s is not given (use --input %s=FILE.npy, an inline value, a bundle, or --random-inputs)",
         DescribeInput(info), FormatTensorType(info.shape), info.name));
@@ -239,119 +262,164 @@ absl::StatusOr<std::vector<BoundInput>> BindInputs(const ExecRequest& request, c
   return out;
 }
 
-// One core's model and device tensors.
+// One core's model and device tensors (nrt_tensor_t in two tensor sets,
+// by the model's tensor names), freed before the session closes.
 // On cache lines of its own: each core's thread writes its replica's
 // results and samples at every execution.
 struct alignas(64) Replica {
-  std::unique_ptr<Model> model;
-  std::vector<std::unique_ptr<TensorBuffer>> inputs, outputs;
-  std::vector<const TensorBuffer*> in_ptrs;
-  std::vector<TensorBuffer*> out_ptrs;
+  const nrt_client::SdkFunctions* sdk = nullptr;
+  std::unique_ptr<LoadedModel> model;
+  std::vector<nrt_tensor_t*> inputs, outputs;  // outputs[k] may be an input (donated)
+  std::vector<nrt_tensor_t*> owned;
+  nrt_tensor_set_t* input_set = nullptr;
+  nrt_tensor_set_t* output_set = nullptr;
   std::vector<uint64_t> samples_ns;
   uint64_t wall_ns = 0;
   Clock::time_point timed_start, timed_end;  // this core's measured executions
-  absl::Status error;
-  ExecuteResult last;
+  NRT_STATUS error = NRT_SUCCESS;            // the first failed execution's
+  std::string error_text;
+  NRT_STATUS last = NRT_SUCCESS;             // the last execution's status
+  std::string numerical_report;              // with NRT_EXEC_COMPLETED_WITH_NUM_ERR
+
+  Replica() = default;
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
+  ~Replica() {
+    if (sdk == nullptr) return;
+    if (input_set != nullptr) sdk->destroy_tensor_set(&input_set);
+    if (output_set != nullptr) sdk->destroy_tensor_set(&output_set);
+    for (nrt_tensor_t* t : owned) sdk->tensor_free(&t);
+    model.reset();
+  }
 };
 
 // The device tensors of one core's model (inputs left as allocated).
-absl::Status PrepareReplica(Runtime& rt, Replica& r) {
-  const Model& m = *r.model;
-  for (const TensorInfo& info : m.inputs()) {
-    absl::StatusOr<std::unique_ptr<TensorBuffer>> t =
-        rt.AllocateTensor(m.core_id(), info.bytes, info.name);
-    if (!t.ok()) return t.status();
-    r.in_ptrs.push_back(t->get());
-    r.inputs.push_back(std::move(*t));
-  }
-  for (const TensorInfo& info : m.outputs()) {
-    // A donated input (input_output_alias): the output is written into the
-    // input's own tensor, as a framework's train step runs.
-    const int in = info.aliased_input;
-    if (in >= 0 && static_cast<size_t>(in) < r.inputs.size() && r.inputs[in]->size() == info.bytes) {
-      r.out_ptrs.push_back(r.inputs[in].get());
-      r.outputs.push_back(TensorBuffer::View(r.inputs[in]->data(), info.bytes, info.name,
-                                             r.inputs[in]->core()));
-      continue;
+absl::Status PrepareReplica(const RuntimeSession& rt, Replica& r) {
+  const nrt_client::SdkFunctions& sdk = rt.sdk();
+  r.sdk = &sdk;
+  const LoadedModel& m = *r.model;
+  auto fail = [&](NRT_STATUS s, const char* function) {
+    return absl::ResourceExhaustedError(rt.library().Describe(s, function));
+  };
+  if (NRT_STATUS s = sdk.allocate_tensor_set(&r.input_set); s != NRT_SUCCESS) return fail(s, "nrt_allocate_tensor_set");
+  if (NRT_STATUS s = sdk.allocate_tensor_set(&r.output_set); s != NRT_SUCCESS) return fail(s, "nrt_allocate_tensor_set");
+  auto allocate = [&](const nrt_client::TensorInfo& info, nrt_tensor_t** t) -> absl::Status {
+    if (NRT_STATUS s = sdk.tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, m.vnc(), info.bytes,
+                                           info.name.c_str(), t);
+        s != NRT_SUCCESS) {
+      return fail(s, "nrt_tensor_allocate");
     }
-    absl::StatusOr<std::unique_ptr<TensorBuffer>> t =
-        rt.AllocateTensor(m.core_id(), info.bytes, info.name);
-    if (!t.ok()) return t.status();
-    r.out_ptrs.push_back(t->get());
-    r.outputs.push_back(std::move(*t));
+    r.owned.push_back(*t);
+    return absl::OkStatus();
+  };
+  for (const nrt_client::TensorInfo& info : m.inputs()) {
+    nrt_tensor_t* t = nullptr;
+    if (absl::Status s = allocate(info, &t); !s.ok()) return s;
+    r.inputs.push_back(t);
+    if (NRT_STATUS s = sdk.add_tensor_to_tensor_set(r.input_set, info.name.c_str(), t); s != NRT_SUCCESS) {
+      return fail(s, "nrt_add_tensor_to_tensor_set");
+    }
+  }
+  for (const nrt_client::TensorInfo& info : m.outputs()) {
+    // A donated input (input_output_alias, known from the extras): the
+    // output is written into the input's own tensor, as a framework's
+    // train step runs.
+    const int in = info.aliased_input;
+    nrt_tensor_t* t = nullptr;
+    if (in >= 0 && static_cast<size_t>(in) < r.inputs.size() && m.inputs()[in].bytes == info.bytes) {
+      t = r.inputs[in];
+    } else if (absl::Status s = allocate(info, &t); !s.ok()) {
+      return s;
+    }
+    r.outputs.push_back(t);
+    if (NRT_STATUS s = sdk.add_tensor_to_tensor_set(r.output_set, info.name.c_str(), t); s != NRT_SUCCESS) {
+      return fail(s, "nrt_add_tensor_to_tensor_set");
+    }
   }
   return absl::OkStatus();
 }
 
-// Writes each input's values into the first core's tensors, in place:
-// random values are drawn into them, .npy files read into them. Random
-// values are drawn for every input in order, even given ones (their
-// streams are skipped), so an input's value does not depend on which
-// others were given. The other cores copy the first core's tensors.
+// Writes each input's values into every core's tensors through a host
+// buffer, one input at a time: random values are drawn into it, .npy files
+// and bundles read into it. Random values are drawn for every input in
+// order, even given ones (their streams are skipped), so an input's value
+// does not depend on which others were given.
 absl::Status FillInputs(const ExecRequest& request, const std::vector<BoundInput>& inputs,
-                        std::vector<Replica>& replicas) {
-  Replica& first = replicas.front();
-  const std::vector<TensorInfo>& infos = first.model->inputs();
+                        const RuntimeSession& rt, std::vector<Replica>& replicas) {
+  const std::vector<nrt_client::TensorInfo>& infos = replicas.front().model->inputs();
   RandomTensors random(request.seed);
+  std::vector<uint8_t> host;
   for (size_t k = 0; k < infos.size(); ++k) {
-    const TensorInfo& info = infos[k];
-    TensorBuffer& t = *first.inputs[k];
-    uint8_t* data = static_cast<uint8_t*>(t.data());
+    const nrt_client::TensorInfo& info = infos[k];
     const BoundInput& in = inputs[k];
-    TensorOpScope dma("tensor_write", &t, nullptr, info.bytes);  // profiles: a host->device copy
+    host.assign(info.bytes, 0);
+    uint8_t* data = host.data();
     if (in.source == "random") {
       random.NextInto(info.shape, data);
-      continue;
+    } else {
+      if (request.random_inputs) random.Skip(info.shape);
+      if (in.bundle) {
+        // Checked at binding: the array's bytes are the tensor's.
+        if (absl::Status s = in.bundle->file->ReadInto(in.bundle->array, data); !s.ok()) return s;
+      } else if (in.file) {
+        absl::Status s = ReadNpyInto(*in.file, info.shape.type, data, info.bytes);
+        if (!s.ok()) return absl::InvalidArgumentError(absl::StrFormat("input '%s': %s", info.name, s.message()));
+      } else if (in.value) {
+        const std::vector<uint8_t>& bytes = in.value->data();
+        std::memcpy(data, bytes.data(), std::min<uint64_t>(bytes.size(), info.bytes));
+      }
     }
-    if (request.random_inputs) random.Skip(info.shape);
-    if (in.bundle) {
-      // Checked at binding: the array's bytes are the tensor's.
-      if (absl::Status s = in.bundle->file->ReadInto(in.bundle->array, data); !s.ok()) return s;
-    } else if (in.file) {
-      absl::Status s = ReadNpyInto(*in.file, info.shape.type, data, info.bytes);
-      if (!s.ok()) return absl::InvalidArgumentError(absl::StrFormat("input '%s': %s", info.name, s.message()));
-    } else if (in.value) {
-      const std::vector<uint8_t>& bytes = in.value->data();
-      if (absl::Status s = t.Write(bytes.data(), 0, std::min<uint64_t>(bytes.size(), info.bytes)); !s.ok())
-        return s;
+    for (Replica& r : replicas) {
+      if (NRT_STATUS s = rt.sdk().tensor_write(r.inputs[k], data, 0, info.bytes); s != NRT_SUCCESS) {
+        return absl::InternalError(absl::StrFormat("input '%s': %s", info.name,
+                                                   rt.library().Describe(s, "nrt_tensor_write")));
+      }
     }
   }
-  for (size_t i = 1; i < replicas.size(); ++i)
-    for (size_t k = 0; k < infos.size(); ++k)
-      if (absl::Status s = replicas[i].inputs[k]->Write(first.inputs[k]->data(), 0, infos[k].bytes); !s.ok())
-        return s;
   return absl::OkStatus();
+}
+
+// One execution: NRT_SUCCESS and NRT_EXEC_COMPLETED_WITH_NUM_ERR (outputs
+// written) go on; anything else is kept as the replica's error.
+bool ExecuteOnce(const RuntimeSession& rt, Replica& r) {
+  const NRT_STATUS s = rt.sdk().execute(r.model->handle(), r.input_set, r.output_set);
+  r.last = s;
+  if (s == NRT_SUCCESS) return true;
+  if (s == NRT_EXEC_COMPLETED_WITH_NUM_ERR) {
+    // The report is the library's last error (where it has the extras).
+    const char* report = rt.ext().get_last_error != nullptr ? rt.ext().get_last_error() : nullptr;
+    r.numerical_report = report != nullptr && *report != '\0' ? report : "an output holds NaN or Inf";
+    return true;
+  }
+  r.error = s;
+  r.error_text = rt.library().Describe(s, "nrt_execute");
+  return false;
 }
 
 // Warmup, then the measured executions; stops at the first failure. With
 // several cores, `warmed` holds every core until all have warmed up, so no
 // core's one-off first execution overlaps another's measured window.
-void RunReplica(Replica& r, int64_t warmup, int64_t iterations, const ExecuteOptions& options,
+void RunReplica(const RuntimeSession& rt, Replica& r, int64_t warmup, int64_t iterations,
                 std::atomic<bool>* failed, std::barrier<>* warmed, Progress* progress) {
   for (int64_t i = 0; i < warmup && !failed->load(); ++i) {
-    absl::StatusOr<ExecuteResult> res = r.model->Execute(r.in_ptrs, r.out_ptrs, options);
-    if (!res.ok()) {
-      r.error = res.status();
+    if (!ExecuteOnce(rt, r)) {
       failed->store(true);
       break;
     }
-    r.last = *res;
   }
   if (warmed != nullptr) warmed->arrive_and_wait();
-  if (!r.error.ok()) return;
+  if (r.error != NRT_SUCCESS) return;
   r.samples_ns.reserve(static_cast<size_t>(iterations));
   const auto start = Clock::now();
   r.timed_start = start;
   for (int64_t i = 0; i < iterations && !failed->load(); ++i) {
     const auto t0 = Clock::now();
-    absl::StatusOr<ExecuteResult> res = r.model->Execute(r.in_ptrs, r.out_ptrs, options);
+    const bool ok = ExecuteOnce(rt, r);
     const auto t1 = Clock::now();
-    if (!res.ok()) {
-      r.error = res.status();
+    if (!ok) {
       failed->store(true);
       return;
     }
-    r.last = *res;
     r.samples_ns.push_back(
         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
     if (progress != nullptr) progress->Update(static_cast<uint64_t>(i + 1), "executions");
@@ -409,52 +477,58 @@ struct RankContext {
   int rank = 0;
   int world = 1;
   int local_rank = 0;
-  collectives::CommOptions comm;  // bootstrap (world > 1)
 };
 
-int RunExecRank(const ExecRequest& request, const RankContext& job) {
-  InitOptions init;
-  // Without --cores only the first visible core is taken, so that several
-  // tools can share an instance; a rank takes its own.
-  if (request.cores.has_value()) {
-    init.cores = request.cores;
-  } else {
-    init.first_visible_core_only = true;
-    init.visible_core_index = static_cast<size_t>(job.local_rank);
-    // One process choosing no cores at all takes the first free one; ranks
-    // and an explicit NEURON_RT_VISIBLE_CORES keep their cores fixed.
-    init.first_free_core = job.world <= 1 && !config::ProcessEnv()("NEURON_RT_VISIBLE_CORES");
-  }
-  absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Init(init);
-  if (!rt.ok()) return RuntimeError("cannot initialize the runtime", rt.status());
-  Runtime& runtime = **rt;
+// FileFeed as libnrt's nrt_tools_feed_t callbacks.
+int FeedError(const absl::Status& s, char* error, size_t error_size) {
+  std::snprintf(error, error_size, "%s", std::string(s.message()).c_str());
+  return 1;
+}
 
-  ExecuteOptions exec_options;
-  std::unique_ptr<collectives::Communicator> comm;
-  std::unique_ptr<collectives::CommunicatorCollectives> comm_ops;
-  if (job.world > 1) {
-    collectives::CommOptions o = collectives::OptionsFromConfig(runtime.config(), config::ProcessEnv());
-    o.rank = job.rank;
-    o.world = job.world;
-    o.listen_fd = job.comm.listen_fd;
-    if (!job.comm.root_comm_id.empty()) o.root_comm_id = job.comm.root_comm_id;
-    absl::StatusOr<std::unique_ptr<collectives::Communicator>> c = collectives::Communicator::Create(o);
-    if (!c.ok()) return Error(absl::StrFormat("rank %d: %s", job.rank, c.status().message()));
-    comm = std::move(*c);
-    // The cores' device memory, registered with the fabric once under
-    // NEURON_RT_REGISTER_HBM_MR.
-    for (int id : runtime.cores()) {
-      absl::StatusOr<Core*> core = runtime.GetCore(id);
-      if (!core.ok()) continue;
-      if (void* base = (*core)->arena().HostAddress(0)) {
-        (void)comm->AddDeviceMemory(base, (*core)->arena().capacity());
-      }
-    }
-    comm_ops = std::make_unique<collectives::CommunicatorCollectives>(comm.get());
-    exec_options.collectives = comm_ops.get();
-    exec_options.replica_id = job.rank;
-    exec_options.replica_count = job.world;
-  }
+nrt_tools_feed_t FeedCallbacks(FileFeed* feed) {
+  nrt_tools_feed_t callbacks{};
+  callbacks.context = feed;
+  auto shape_of = [](const char* dtype, const int64_t* dims, size_t ndim) {
+    return hlo::Shape::Array(program::DtypeFromName(dtype).value_or(hlo::ElementType::kInvalid),
+                             std::vector<int64_t>(dims, dims + ndim));
+  };
+  callbacks.infeed = [](void* context, const char* instruction, const char* dtype,
+                        const int64_t* dims, size_t ndim, void* data, size_t bytes, char* error,
+                        size_t error_size) -> int {
+    hlo::Shape shape = hlo::Shape::Array(
+        program::DtypeFromName(dtype).value_or(hlo::ElementType::kInvalid),
+        std::vector<int64_t>(dims, dims + ndim));
+    absl::Status s = static_cast<FileFeed*>(context)->Infeed(instruction, shape,
+                                                              static_cast<uint8_t*>(data), bytes);
+    return s.ok() ? 0 : FeedError(s, error, error_size);
+  };
+  callbacks.outfeed = [](void* context, const char* instruction, const char* dtype,
+                         const int64_t* dims, size_t ndim, const void* data, size_t bytes,
+                         char* error, size_t error_size) -> int {
+    hlo::Shape shape = hlo::Shape::Array(
+        program::DtypeFromName(dtype).value_or(hlo::ElementType::kInvalid),
+        std::vector<int64_t>(dims, dims + ndim));
+    absl::Status s = static_cast<FileFeed*>(context)->Outfeed(
+        instruction, shape, static_cast<const uint8_t*>(data), bytes);
+    return s.ok() ? 0 : FeedError(s, error, error_size);
+  };
+  (void)shape_of;
+  return callbacks;
+}
+
+int RunExecRank(const ExecRequest& request, const RankContext& job) {
+  // Without --cores only one core is taken, so that several tools can share
+  // an instance; a rank takes its own. One process choosing no cores at all
+  // takes the first free one; ranks and an explicit NEURON_RT_VISIBLE_CORES
+  // keep their cores fixed.
+  nrt_client::CoreChoice choice;
+  choice.cores = request.cores;
+  choice.index = static_cast<size_t>(job.local_rank);
+  choice.first_free = job.world <= 1;
+  absl::StatusOr<std::unique_ptr<RuntimeSession>> session =
+      RuntimeSession::Open(kTool, request.quiet, choice);
+  if (!session.ok()) return Error(std::string(session.status().message()));
+  const RuntimeSession& rt = **session;
 
   if (!request.outfeed_dir.empty()) {
     if (absl::Status s = dump::MakeDirs(request.outfeed_dir); !s.ok()) {
@@ -463,18 +537,41 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   }
   FileFeed feed(request.infeeds, request.outfeed_dir,
                 request.random_inputs ? std::optional<uint64_t>(request.seed) : std::nullopt);
-  exec_options.feed = &feed;
+  const nrt_tools_feed_t feed_callbacks = FeedCallbacks(&feed);
+  if (rt.ext().set_model_feed == nullptr && (!request.infeeds.empty() || !request.outfeed_dir.empty())) {
+    return Error(rt.library().Unavailable("--infeed and --outfeed-dir (host feeds)"));
+  }
 
   // Read (or compile) once, load once per core.
-  absl::StatusOr<ModelInput> input = OpenModelInput(request.neff_path, request.compile, runtime);
+  absl::StatusOr<nrt_client::ModelInput> input = nrt_client::OpenModelInput(request.neff_path, request.compile, rt);
   if (!input.ok()) return Error(std::string(input.status().message()));
-  std::vector<Replica> replicas(runtime.cores().size());
+  std::vector<Replica> replicas(rt.cores().size());
   for (size_t i = 0; i < replicas.size(); ++i) {
-    absl::StatusOr<std::unique_ptr<Model>> model = LoadModelInput(runtime, *input, runtime.cores()[i]);
-    if (!model.ok()) return RuntimeError("cannot load the NEFF", model.status());
+    nrt_client::CollectiveLoad collective;
+    if (job.world > 1) collective = {static_cast<uint32_t>(job.rank), static_cast<uint32_t>(job.world)};
+    absl::StatusOr<std::unique_ptr<LoadedModel>> model = LoadedModel::Load(
+        rt, input->neff(), input->display, static_cast<int>(i), job.world > 1 ? &collective : nullptr);
+    if (!model.ok()) return Error(absl::StrCat("cannot load the NEFF: ", model.status().message()));
     replicas[i].model = std::move(*model);
+    if (rt.ext().set_model_feed != nullptr) {
+      rt.ext().set_model_feed(replicas[i].model->handle(), &feed_callbacks);
+    }
   }
-  const Model& model = *replicas[0].model;
+  const LoadedModel& model = *replicas[0].model;
+  // Where the runtime could not say an element type (nrt_dtype_t has no
+  // value for it, and the library has no extras): refuse, naming it.
+  for (const auto* list : {&model.inputs(), &model.outputs()}) {
+    for (const nrt_client::TensorInfo& t : *list) {
+      if (t.shape.type == hlo::ElementType::kInvalid) {
+        return Error(rt.library().Unavailable(absl::StrFormat(
+            "the element type of '%s' (nrt_dtype_t has none for it; %d bytes)", t.name, t.bytes)));
+      }
+    }
+  }
+  if (!model.description().has_value() && job.rank == 0) {
+    std::fprintf(stderr, "%s: %s\n", kTool,
+                 rt.library().Unavailable("model name, pytree paths and donated inputs").c_str());
+  }
   if (request.list_inputs) {
     if (job.rank == 0) PrintInputs(model, request.json);
     std::fflush(stdout);
@@ -504,20 +601,21 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   // must fit what is left before gigabytes are read or drawn.
   uint64_t io_bytes = 0;
   for (const Replica& r : replicas) {
-    for (const TensorInfo& t : r.model->inputs()) io_bytes += t.bytes;
-    for (const TensorInfo& t : r.model->outputs())
+    for (const nrt_client::TensorInfo& t : r.model->inputs()) io_bytes += t.bytes;
+    for (const nrt_client::TensorInfo& t : r.model->outputs())
       if (t.aliased_input < 0) io_bytes += t.bytes;  // donated ones share their input's
   }
-  if (absl::Status s = CheckHostMemory(io_bytes, absl::StrFormat("the inputs and outputs of '%s'", model.name()));
+  const std::string model_name = model.name().empty() ? input->display : model.name();
+  if (absl::Status s = CheckHostMemory(io_bytes, absl::StrFormat("the inputs and outputs of '%s'", model_name));
       !s.ok()) {
-    return RuntimeError("cannot allocate the tensors", s);
+    return Error(absl::StrCat("cannot allocate the tensors: ", s.message()));
   }
   for (Replica& r : replicas) {
-    if (absl::Status s = PrepareReplica(runtime, r); !s.ok()) {
-      return RuntimeError("cannot allocate the tensors", s);
+    if (absl::Status s = PrepareReplica(rt, r); !s.ok()) {
+      return Error(absl::StrCat("cannot allocate the tensors: ", s.message()));
     }
   }
-  if (absl::Status s = FillInputs(request, *inputs, replicas); !s.ok()) return Error(std::string(s.message()));
+  if (absl::Status s = FillInputs(request, *inputs, rt, replicas); !s.ok()) return Error(std::string(s.message()));
 
   const int64_t warmup = request.warmup;
   const int64_t iterations = std::max<int64_t>(1, request.iterations);
@@ -531,29 +629,33 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   }
   Progress* shown = progress ? &*progress : nullptr;
   if (replicas.size() == 1) {
-    RunReplica(replicas[0], warmup, iterations, exec_options, &failed, nullptr, shown);
+    RunReplica(rt, replicas[0], warmup, iterations, &failed, nullptr, shown);
   } else {
     std::barrier<> warmed(static_cast<std::ptrdiff_t>(replicas.size()));
     std::vector<std::thread> threads;
     for (Replica& r : replicas) {
       Progress* mine = &r == &replicas.front() ? shown : nullptr;
-      threads.emplace_back([&r, warmup, iterations, &exec_options, &failed, &warmed, mine] {
-        RunReplica(r, warmup, iterations, exec_options, &failed, &warmed, mine);
+      threads.emplace_back([&rt, &r, warmup, iterations, &failed, &warmed, mine] {
+        RunReplica(rt, r, warmup, iterations, &failed, &warmed, mine);
       });
     }
     for (std::thread& t : threads) t.join();
   }
   progress.reset();  // erase the line before the results
   for (const Replica& r : replicas) {
-    if (!r.error.ok()) {
-      std::string where = job.world > 1 ? absl::StrFormat("rank %d (nc%d)", job.rank, r.model->core_id())
-                                        : absl::StrFormat("nc%d", r.model->core_id());
-      return RuntimeError(absl::StrFormat("execution on %s failed", where), r.error);
+    if (r.error != NRT_SUCCESS) {
+      std::string where = job.world > 1 ? absl::StrFormat("rank %d (nc%d)", job.rank, r.model->core())
+                                        : absl::StrFormat("nc%d", r.model->core());
+      return Error(absl::StrFormat("execution on %s failed: %s", where, r.error_text));
     }
   }
+  // NEURON_FAIL_ON_NAN=1 (as the SDK documents it): a NaN or Inf in a
+  // result fails the run.
+  const char* fail_on_nan = std::getenv("NEURON_FAIL_ON_NAN");
+  const bool fail_on_num_err = fail_on_nan != nullptr && std::string_view(fail_on_nan) == "1";
   for (const Replica& r : replicas) {
-    if (r.last.fail) {
-      PrintError(kTool, absl::StrCat(r.last.numerical_report,
+    if (r.last == NRT_EXEC_COMPLETED_WITH_NUM_ERR && fail_on_num_err) {
+      PrintError(kTool, absl::StrCat(r.numerical_report,
                                      " (NRT_EXEC_COMPLETED_WITH_NUM_ERR, NEURON_FAIL_ON_NAN=1)"));
       return kExitFailure;
     }
@@ -564,8 +666,12 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   std::vector<hlo::Literal> results;
   for (size_t k = 0; k < model.outputs().size(); ++k) {
     hlo::Literal value = hlo::Literal::Zeros(model.outputs()[k].shape);
-    TensorOpScope dma("tensor_read", first.outputs[k].get(), nullptr, value.mutable_data().size());
-    (void)first.outputs[k]->Read(value.mutable_data().data(), 0, value.mutable_data().size());
+    const size_t bytes = std::min<size_t>(value.mutable_data().size(), model.outputs()[k].bytes);
+    if (NRT_STATUS s = rt.sdk().tensor_read(first.outputs[k], value.mutable_data().data(), 0, bytes);
+        s != NRT_SUCCESS) {
+      return Error(absl::StrFormat("cannot read output '%s': %s", model.outputs()[k].name,
+                                   rt.library().Describe(s, "nrt_tensor_read")));
+    }
     results.push_back(std::move(value));
   }
 
@@ -573,13 +679,13 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   doc["neff"] = request.neff_path;
   doc["input_kind"] = input->kind;
   doc["model"] = model.name();
-  doc["target"] = model.target();
-  doc["cores"] = runtime.cores();
-  doc["status"] = nrt_get_status_name(first.last.status);
-  if (!first.last.numerical_report.empty()) doc["numerical_report"] = first.last.numerical_report;
+  if (model.description().has_value()) doc["target"] = model.description()->value("target", std::string());
+  doc["cores"] = rt.cores();
+  doc["status"] = nrt_get_status_name(first.last);
+  if (!first.numerical_report.empty()) doc["numerical_report"] = first.numerical_report;
   doc["inputs"] = json::array();
   for (size_t k = 0; k < model.inputs().size(); ++k) {
-    const TensorInfo& t = model.inputs()[k];
+    const nrt_client::TensorInfo& t = model.inputs()[k];
     doc["inputs"].push_back({{"position", t.position},
                              {"name", t.name},
                              {"dtype", program::DtypeName(t.shape.type)},
@@ -595,7 +701,7 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
     }
   }
   for (size_t k = 0; k < results.size(); ++k) {
-    const TensorInfo& t = model.outputs()[k];
+    const nrt_client::TensorInfo& t = model.outputs()[k];
     json entry = {{"position", t.position},
                   {"name", t.name},
                   {"dtype", program::DtypeName(t.shape.type)},
@@ -641,7 +747,7 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   std::string expect_error;
   json expect_json = json::array();
   for (const auto& [k, want] : expects) {
-    const TensorInfo& t = model.outputs()[k];
+    const nrt_client::TensorInfo& t = model.outputs()[k];
     Comparison c = CompareTensors(results[k], want, request.tolerance);
     json e = {{"output", t.name}, {"position", t.position}, {"ok", c.ok},
               {"mismatches", c.mismatches}};
@@ -670,10 +776,10 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
       all.insert(all.end(), r.samples_ns.begin(), r.samples_ns.end());
       LatencyStats s = ComputeLatencyStats(r.samples_ns, r.wall_ns);
       json j = StatsJson(s);
-      j["core"] = r.model->core_id();
+      j["core"] = r.model->core();
       per_core.push_back(j);
       if (replicas.size() > 1) {
-        absl::StrAppend(&text, absl::StrFormat("nc%d: %s\n", r.model->core_id(), StatsLine(s)));
+        absl::StrAppend(&text, absl::StrFormat("nc%d: %s\n", r.model->core(), StatsLine(s)));
       }
     }
     // Throughput of all cores together: every measured execution over the
@@ -686,7 +792,7 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
     if (!request.plot_path.empty()) {
       std::vector<CoreLatencies> cores;
       for (const Replica& r : replicas) {
-        cores.push_back({r.model->core_id(), &r.samples_ns,
+        cores.push_back({r.model->core(), &r.samples_ns,
                          ComputeLatencyStats(r.samples_ns, r.wall_ns)});
       }
       const std::string title = absl::StrFormat(
@@ -765,6 +871,21 @@ ExecRequest ForRank(const ExecRequest& request, int rank, int world) {
 
 }  // namespace
 
+// Waits (up to 5 s) until `host_port` can be listened on again: the
+// launcher closes its copy of the bootstrap listener just after forking.
+void WaitUntilBindable(const std::string& host_port) {
+  absl::StatusOr<sockaddr_in> addr = collectives::net::ParseHostPort(host_port);
+  if (!addr.ok()) return;
+  for (int i = 0; i < 500; ++i) {
+    absl::StatusOr<int> fd = collectives::net::Listen(*addr);
+    if (fd.ok()) {
+      close(*fd);
+      return;
+    }
+    usleep(10000);
+  }
+}
+
 int RunExec(const ExecRequest& request) {
   Progress::EnableForTool(kTool, request.quiet);
   const config::EnvLookup env = config::ProcessEnv();
@@ -786,14 +907,17 @@ int RunExec(const ExecRequest& request) {
   if (!launch->has_value()) {
     // Every forked rank needs a core of its own: refuse before starting
     // any, rather than leave the others waiting for the one that failed.
-    absl::StatusOr<const device::InstanceType*> instance = device::SelectInstanceType(env);
-    if (!instance.ok()) return Error(std::string(instance.status().message()));
-    const config::Resolution res = config::Resolve(env, device::PlatformFactsFor(**instance));
-    if (!res.ok()) return Error(res.init_error);
-    if (res.config.visible_cores.size() < static_cast<size_t>(world)) {
-      return Error(absl::StrFormat("-r %d needs %d NeuronCores, but %d are visible (%s; "
-                                   "NEURON_RT_VISIBLE_CORES, NEURON_SIM_INSTANCE_TYPE)",
-                                   world, world, res.config.visible_cores.size(), (*instance)->name));
+    absl::StatusOr<const nrt_client::RuntimeLibrary*> library = nrt_client::RuntimeLibrary::Get();
+    if (!library.ok()) return Error(std::string(library.status().message()));
+    uint32_t visible = 0;
+    if (NRT_STATUS s = (*library)->sdk().get_visible_vnc_count(&visible); s != NRT_SUCCESS) {
+      return Error(absl::StrCat("cannot count the NeuronCores: ",
+                                (*library)->Describe(s, "nrt_get_visible_vnc_count")));
+    }
+    if (visible < static_cast<uint32_t>(world)) {
+      return Error(absl::StrFormat("-r %d needs %d NeuronCores, but %d are visible "
+                                   "(NEURON_RT_VISIBLE_CORES, NEURON_SIM_INSTANCE_TYPE)",
+                                   world, world, visible));
     }
   }
   collectives::CommOptions base;
@@ -803,7 +927,22 @@ int RunExec(const ExecRequest& request) {
     job.rank = o.rank;
     job.world = o.world;
     job.local_rank = collectives::LocalRankFromEnv(env, o.rank);
-    job.comm = o;
+    if (!launch->has_value()) {
+      // libnrt bootstraps the job from NEURON_RT_ROOT_COMM_ID, as the SDK
+      // documents it. Rank 0 hands it the launcher's listener (an extra);
+      // a runtime without that binds the port again once the launcher's
+      // listener is closed (a rank connecting before then may be lost).
+      setenv("NEURON_RT_ROOT_COMM_ID", o.root_comm_id.c_str(), 1);
+      if (o.listen_fd >= 0) {
+        absl::StatusOr<const nrt_client::RuntimeLibrary*> library = nrt_client::RuntimeLibrary::Get();
+        if (library.ok() && (*library)->ext().set_bootstrap_listener != nullptr) {
+          (*library)->ext().set_bootstrap_listener(o.listen_fd);
+        } else {
+          close(o.listen_fd);
+          WaitUntilBindable(o.root_comm_id);
+        }
+      }
+    }
     return RunExecRank(ForRank(request, o.rank, o.world), job);
   };
   if (launch->has_value()) {
@@ -814,4 +953,4 @@ int RunExec(const ExecRequest& request) {
   return collectives::ForkLocalRanks(kTool, world, base, run_rank);
 }
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool

@@ -1,12 +1,14 @@
-#include "lib/runtime/cli_compare.h"
+#include "tools/neuron-exec/tensor_compare.h"
 
 #include <cmath>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "lib/runtime/cli_tensor_text.h"
+#include "lib/literal_io/literal_text.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
+
+using literal_io::FormatTensorType;
 
 Comparison CompareTensors(const hlo::Literal& got, const hlo::Literal& expected,
                           const Tolerance& tolerance) {
@@ -62,4 +64,4 @@ Comparison CompareTensors(const hlo::Literal& got, const hlo::Literal& expected,
   return c;
 }
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool

@@ -1,10 +1,10 @@
-#include "lib/runtime/cli_latency_plot.h"
+#include "tools/neuron-exec/latency_plot.h"
 
 #include "absl/strings/str_cat.h"
 #include "lib/plot/latency_plot.h"
 #include "lib/plot/svg_render.h"
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 
 absl::Status WriteLatencyPlot(const std::string& path, const std::string& title,
                               const std::vector<CoreLatencies>& cores) {
@@ -25,4 +25,4 @@ absl::Status WriteLatencyPlot(const std::string& path, const std::string& title,
   return plot::WriteSvg(path, *svg);
 }
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool

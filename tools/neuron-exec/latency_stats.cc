@@ -1,9 +1,9 @@
-#include "lib/runtime/cli_latency.h"
+#include "tools/neuron-exec/latency_stats.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace neuron::runtime {
+namespace neuron::exec_tool {
 
 LatencyStats ComputeLatencyStats(std::vector<uint64_t> samples_ns, uint64_t wall_ns) {
   LatencyStats s;
@@ -29,4 +29,4 @@ LatencyStats ComputeLatencyStats(std::vector<uint64_t> samples_ns, uint64_t wall
   return s;
 }
 
-}  // namespace neuron::runtime
+}  // namespace neuron::exec_tool

@@ -5,8 +5,8 @@
 //   f32=3.5                  a scalar
 //   4xf32=0                  one value fills the whole tensor
 // Host tensors are hlo::Literal (row-major, narrow types as raw bits).
-#ifndef NEURON_LIB_RUNTIME_CLI_TENSOR_TEXT_H_
-#define NEURON_LIB_RUNTIME_CLI_TENSOR_TEXT_H_
+#ifndef NEURON_LIB_LITERAL_IO_LITERAL_TEXT_H_
+#define NEURON_LIB_LITERAL_IO_LITERAL_TEXT_H_
 
 #include <cstdint>
 #include <string>
@@ -16,7 +16,7 @@
 #include "lib/hlo/literal.h"
 #include "lib/hlo/shape.h"
 
-namespace neuron::runtime {
+namespace neuron::literal_io {
 
 // True when `text` starts like an inline tensor ("2x3xf32=", "f32=").
 bool LooksLikeInlineTensor(std::string_view text);
@@ -35,6 +35,6 @@ struct PrintLimits {
 // "2x4xf32=[0 1 2 3][4 5 6 7]"; scalars "f32=3.5".
 std::string FormatTensor(const hlo::Literal& value, const PrintLimits& limits = {});
 
-}  // namespace neuron::runtime
+}  // namespace neuron::literal_io
 
-#endif  // NEURON_LIB_RUNTIME_CLI_TENSOR_TEXT_H_
+#endif  // NEURON_LIB_LITERAL_IO_LITERAL_TEXT_H_

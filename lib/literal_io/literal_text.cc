@@ -1,4 +1,4 @@
-#include "lib/runtime/cli_tensor_text.h"
+#include "lib/literal_io/literal_text.h"
 
 #include <cctype>
 #include <cerrno>
@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "lib/support/parse.h"
 
-namespace neuron::runtime {
+namespace neuron::literal_io {
 namespace {
 
 struct TypePart {
@@ -182,4 +182,4 @@ std::string FormatTensor(const hlo::Literal& value, const PrintLimits& limits) {
   return out;
 }
 
-}  // namespace neuron::runtime
+}  // namespace neuron::literal_io
