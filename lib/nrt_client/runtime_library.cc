@@ -1,10 +1,17 @@
 #include "lib/nrt_client/runtime_library.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
 #include "neuron/nrt_status.h"
 
 namespace neuron::nrt_client {
@@ -47,6 +54,7 @@ absl::StatusOr<const RuntimeLibrary*> RuntimeLibrary::Get() {
         {"nrt_tensor_free", Resolve(handle, "nrt_tensor_free", &s.tensor_free)},
         {"nrt_tensor_write", Resolve(handle, "nrt_tensor_write", &s.tensor_write)},
         {"nrt_tensor_read", Resolve(handle, "nrt_tensor_read", &s.tensor_read)},
+        {"nrt_tensor_get_va", Resolve(handle, "nrt_tensor_get_va", &s.tensor_get_va)},
         {"nrt_allocate_tensor_set", Resolve(handle, "nrt_allocate_tensor_set", &s.allocate_tensor_set)},
         {"nrt_destroy_tensor_set", Resolve(handle, "nrt_destroy_tensor_set", &s.destroy_tensor_set)},
         {"nrt_add_tensor_to_tensor_set",
@@ -115,10 +123,40 @@ std::string RuntimeLibrary::VersionLine() const {
   return absl::StrFormat("libnrt %d.%d (%s), %s", v.rt_major, v.rt_minor, v.rt_detail, path_);
 }
 
+std::string RuntimeLibrary::VersionJson() const {
+  nrt_version_t v{};
+  nlohmann::json doc = {{"library", path_}};
+  if (sdk_.get_version(&v, sizeof v) == NRT_SUCCESS) {
+    v.rt_detail[sizeof v.rt_detail - 1] = '\0';
+    doc["version"] = absl::StrFormat("%d.%d", v.rt_major, v.rt_minor);
+    doc["detail"] = v.rt_detail;
+  }
+  return doc.dump();
+}
+
 std::string RuntimeVersionLine() {
-  absl::StatusOr<const RuntimeLibrary*> library = RuntimeLibrary::Get();
-  if (!library.ok()) return absl::StrCat("runtime: ", library.status().message());
-  return absl::StrCat("runtime: ", (*library)->VersionLine());
+  // The dynamic linker's order for the tools' dlopen: LD_LIBRARY_PATH,
+  // then the tool's RUNPATH ($ORIGIN, $ORIGIN/../lib).
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("LD_LIBRARY_PATH"); env != nullptr) {
+    for (absl::string_view d : absl::StrSplit(env, ':')) dirs.emplace_back(d.empty() ? "." : d);
+  }
+  std::error_code error;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    dirs.push_back(exe.parent_path().string());
+    dirs.push_back((exe.parent_path() / ".." / "lib").string());
+  }
+  for (const std::string& dir : dirs) {
+    const std::filesystem::path candidate = std::filesystem::path(dir) / kSoname;
+    if (access(candidate.c_str(), R_OK) == 0) {
+      const std::filesystem::path found = std::filesystem::absolute(candidate, error).lexically_normal();
+      return absl::StrFormat("runtime: %s (opened when a model is loaded)",
+                             (error ? candidate : found).string());
+    }
+  }
+  return absl::StrFormat("runtime: %s from the system's library path (opened when a model is loaded)",
+                         kSoname);
 }
 
 }  // namespace neuron::nrt_client

@@ -34,6 +34,7 @@ struct SdkFunctions {
   decltype(&::nrt_tensor_free) tensor_free = nullptr;
   decltype(&::nrt_tensor_write) tensor_write = nullptr;
   decltype(&::nrt_tensor_read) tensor_read = nullptr;
+  decltype(&::nrt_tensor_get_va) tensor_get_va = nullptr;
   decltype(&::nrt_allocate_tensor_set) allocate_tensor_set = nullptr;
   decltype(&::nrt_destroy_tensor_set) destroy_tensor_set = nullptr;
   decltype(&::nrt_add_tensor_to_tensor_set) add_tensor_to_tensor_set = nullptr;
@@ -67,6 +68,11 @@ class RuntimeLibrary {
   // The file the dynamic linker loaded (dladdr of nrt_init).
   const std::string& path() const { return path_; }
 
+  // The project's own (simulated) runtime, known by its extras: its device
+  // memory is this process's memory, so a device tensor's
+  // nrt_tensor_get_va may be written in place.
+  bool device_memory_is_host() const { return ext_.describe_model != nullptr; }
+
   // "<what> not available with this runtime (<path>)": the one line a tool
   // prints for what it cannot show.
   std::string Unavailable(std::string_view what) const;
@@ -78,6 +84,9 @@ class RuntimeLibrary {
 
   // "libnrt 2.0 (neuron-tools 1.2 (simulated device)), /path/libnrt.so.1".
   std::string VersionLine() const;
+  // {"library": path, "version": "2.0", "detail": rt_detail}: --json's
+  // "runtime".
+  std::string VersionJson() const;
 
  private:
   RuntimeLibrary() = default;
@@ -86,8 +95,11 @@ class RuntimeLibrary {
   std::string path_;
 };
 
-// --version's second line: "runtime: libnrt 2.0 (...), /path/libnrt.so.1",
-// or "runtime: <why it cannot be opened>".
+// --version's second line, without opening the library (that would cost
+// more than the rest of the tool's start): "runtime: /path/libnrt.so.1
+// (opened when a model is loaded)", the file the dynamic linker would find
+// in LD_LIBRARY_PATH, next to the tool or in ../lib; else it names the
+// system's library path. The version itself is in --json's "runtime".
 std::string RuntimeVersionLine();
 
 }  // namespace neuron::nrt_client

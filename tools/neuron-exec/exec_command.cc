@@ -339,21 +339,31 @@ absl::Status PrepareReplica(const RuntimeSession& rt, Replica& r) {
   return absl::OkStatus();
 }
 
-// Writes each input's values into every core's tensors through a host
-// buffer, one input at a time: random values are drawn into it, .npy files
-// and bundles read into it. Random values are drawn for every input in
-// order, even given ones (their streams are skipped), so an input's value
-// does not depend on which others were given.
+// Writes each input's values into every core's tensors, one input at a
+// time: random values are drawn, .npy files and bundles read, into the
+// first core's tensor itself where the runtime's device memory is this
+// process's (the project's simulated one: no input is held twice on the
+// host), else into a host buffer written with nrt_tensor_write; the other
+// cores' tensors are written from it. Random values are drawn for every
+// input in order, even given ones (their streams are skipped), so an
+// input's value does not depend on which others were given.
 absl::Status FillInputs(const ExecRequest& request, const std::vector<BoundInput>& inputs,
                         const RuntimeSession& rt, std::vector<Replica>& replicas) {
   const std::vector<nrt_client::TensorInfo>& infos = replicas.front().model->inputs();
   RandomTensors random(request.seed);
-  std::vector<uint8_t> host;
+  std::vector<uint8_t> host;  // only where the runtime's tensors cannot be written in place
   for (size_t k = 0; k < infos.size(); ++k) {
     const nrt_client::TensorInfo& info = infos[k];
     const BoundInput& in = inputs[k];
-    host.assign(info.bytes, 0);
-    uint8_t* data = host.data();
+    Replica& first = replicas.front();
+    uint8_t* data = rt.library().device_memory_is_host()
+                        ? static_cast<uint8_t*>(rt.sdk().tensor_get_va(first.inputs[k]))
+                        : nullptr;
+    const bool in_place = data != nullptr;
+    if (!in_place) {
+      host.assign(info.bytes, 0);
+      data = host.data();
+    }
     if (in.source == "random") {
       random.NextInto(info.shape, data);
     } else {
@@ -370,6 +380,7 @@ absl::Status FillInputs(const ExecRequest& request, const std::vector<BoundInput
       }
     }
     for (Replica& r : replicas) {
+      if (in_place && &r == &first) continue;
       if (NRT_STATUS s = rt.sdk().tensor_write(r.inputs[k], data, 0, info.bytes); s != NRT_SUCCESS) {
         return absl::InternalError(absl::StrFormat("input '%s': %s", info.name,
                                                    rt.library().Describe(s, "nrt_tensor_write")));
@@ -678,6 +689,7 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
   json doc;
   doc["neff"] = request.neff_path;
   doc["input_kind"] = input->kind;
+  doc["runtime"] = json::parse(rt.library().VersionJson());
   doc["model"] = model.name();
   if (model.description().has_value()) doc["target"] = model.description()->value("target", std::string());
   doc["cores"] = rt.cores();

@@ -88,6 +88,7 @@ int RunLoad(const LoadRequest& request) {
   json doc;
   doc["neff"] = request.neff_path;
   doc["input_kind"] = input->kind;
+  doc["runtime"] = json::parse(rt.library().VersionJson());
   doc["cores"] = json::array();
   std::string text;
   bool missing_extras = false;
