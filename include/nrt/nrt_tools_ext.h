@@ -37,7 +37,8 @@ void nrt_tools_set_load_name(const char *name);
 
 /* A JSON document describing a loaded model beyond
    nrt_get_model_tensor_info: its name and target, each input and output
-   with its position, exact element type ("pred", "f64", "c64", ...),
+   with its position, exact element type as NumPy names it ("bool",
+   "float64", "complex64", "bfloat16", ...),
    dimensions, bytes, pytree key path and the input an output may share
    (input_output_alias), the memory plan, the device-memory cost and the
    load stage timings. *json is malloc'd; free it with nrt_tools_free. */
@@ -50,7 +51,8 @@ NRT_STATUS nrt_tools_describe_core_memory(uint32_t vnc, char **json);
 
 /* The host side of a model's infeed/outfeed queues (XLA infeed and
    outfeed instructions). Each infeed step asks for the next value of an
-   array of element type `dtype` ("f32", "pred", ...) and dims `dims`
+   array of element type `dtype` ("float32", "bool", ... as in
+   nrt_tools_describe_model) and dims `dims`
    (`ndim` of them), `bytes` bytes at `data`; each outfeed step hands one
    over. A callback returns 0, or nonzero after writing a one-line reason
    into `error` (`error_size` bytes with its NUL), which fails the
