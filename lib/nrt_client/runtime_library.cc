@@ -68,8 +68,9 @@ absl::StatusOr<const RuntimeLibrary*> RuntimeLibrary::Get() {
          Resolve(handle, "nrt_get_vnc_memory_stats", &s.get_vnc_memory_stats)},
     };
     Dl_info info{};
+    // As loaded ("bin/../lib/libnrt.so.1" through the RUNPATH), tidied.
     lib->path_ = dladdr(reinterpret_cast<void*>(s.init), &info) != 0 && info.dli_fname != nullptr
-                     ? info.dli_fname
+                     ? std::filesystem::path(info.dli_fname).lexically_normal().string()
                      : kSoname;
     for (const auto& [name, found] : required) {
       if (!found) {
