@@ -32,8 +32,9 @@ void nrt_tools_quiet_api_errors(bool quiet);
 void nrt_tools_enable_progress(const char *tool, bool quiet);
 
 /* The name the calling thread's next nrt_load gives its NEFF in messages
-   and progress (a file name); NULL or "" goes back to "NEFF". */
-void nrt_tools_set_load_name(const char *name);
+   and progress, and the file its bytes were read from, which input and
+   core dumps record; NULL or "" for either: "NEFF", from memory. */
+void nrt_tools_set_load_name(const char *name, const char *path);
 
 /* A JSON document describing a loaded model beyond
    nrt_get_model_tensor_info: its name and target, each input and output

@@ -79,8 +79,9 @@ void SetLastError(std::string message);
 // nrt_tools_quiet_api_errors: Fail keeps the message for nrt_get_last_error
 // but does not log it (the caller prints it).
 void SetQuietApiErrors(bool quiet);
-// nrt_tools_set_load_name: the calling thread's name for its next load.
-std::string TakeLoadName();
+// nrt_tools_set_load_name: the calling thread's name and source file for
+// its next load (both "" when unset), taken once.
+std::pair<std::string, std::string> TakeLoadName();
 const std::string& LastError();  // the calling thread's
 
 // Holds the runtime for the duration of one call: shared with other calls,

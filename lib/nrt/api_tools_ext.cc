@@ -20,6 +20,7 @@ namespace {
 using nlohmann::json;
 
 thread_local std::string t_load_name;
+thread_local std::string t_load_path;
 
 json TensorJson(const runtime::TensorInfo& t) {
   return json{{"position", t.position},
@@ -74,7 +75,9 @@ class CallbackFeed : public kernels::HostFeed {
 
 }  // namespace
 
-std::string TakeLoadName() { return std::exchange(t_load_name, std::string()); }
+std::pair<std::string, std::string> TakeLoadName() {
+  return {std::exchange(t_load_name, std::string()), std::exchange(t_load_path, std::string())};
+}
 
 }  // namespace neuron::nrt_api
 
@@ -88,7 +91,10 @@ void nrt_tools_enable_progress(const char* tool, bool quiet) {
   neuron::Progress::EnableForTool(tool != nullptr ? tool : "", quiet);
 }
 
-void nrt_tools_set_load_name(const char* name) { t_load_name = name != nullptr ? name : ""; }
+void nrt_tools_set_load_name(const char* name, const char* path) {
+  t_load_name = name != nullptr ? name : "";
+  t_load_path = path != nullptr ? path : "";
+}
 
 NRT_STATUS nrt_tools_describe_model(const nrt_model_t* model, char** out) {
   const char* kFn = "nrt_tools_describe_model";

@@ -29,11 +29,13 @@ hlo::ElementType ElementTypeOfNrtDtype(nrt_dtype_t dtype) {
 }
 
 absl::StatusOr<std::unique_ptr<LoadedModel>> LoadedModel::Load(const RuntimeSession& session,
-                                                               std::string_view neff,
-                                                               const std::string& display, int vnc,
+                                                               const ModelInput& input, int vnc,
                                                                const CollectiveLoad* collective) {
+  const std::string_view neff = input.neff();
   const SdkFunctions& sdk = session.sdk();
-  if (session.ext().set_load_name != nullptr) session.ext().set_load_name(display.c_str());
+  if (session.ext().set_load_name != nullptr) {
+    session.ext().set_load_name(input.display.c_str(), input.path.c_str());
+  }
   nrt_model_t* handle = nullptr;
   const auto start = std::chrono::steady_clock::now();
   const NRT_STATUS s =

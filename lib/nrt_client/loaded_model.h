@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/hlo/shape.h"
+#include "lib/nrt_client/model_input.h"
 #include "lib/nrt_client/runtime_session.h"
 #include "nlohmann/json.hpp"
 
@@ -48,12 +49,13 @@ struct CollectiveLoad {
 
 class LoadedModel {
  public:
-  // Loads `neff` on vnc `vnc` of the session; `display` names it in the
-  // library's messages and progress (where it has the extras). With
+  // Loads the input's NEFF on vnc `vnc` of the session; its display name
+  // and file go to the library's messages, progress and dumps (where it has
+  // the extras). With
   // `collective`, loaded with nrt_load_collectives. A failure is
   // "<message> (NRT_NAME)".
   static absl::StatusOr<std::unique_ptr<LoadedModel>> Load(
-      const RuntimeSession& session, std::string_view neff, const std::string& display, int vnc,
+      const RuntimeSession& session, const ModelInput& input, int vnc,
       const CollectiveLoad* collective = nullptr);
   ~LoadedModel();  // nrt_unload
   LoadedModel(const LoadedModel&) = delete;

@@ -142,6 +142,7 @@ absl::StatusOr<ModelInput> OpenModelInput(const std::string& path, const HloComp
         if (!mapped.ok()) return absl::InvalidArgumentError(std::string(mapped.status().message()));
         input.kind = "neff";
         input.mapped = std::move(*mapped);
+        input.path = path;
         return input;
       }
     }

@@ -43,6 +43,7 @@ struct ModelInput {
   // The NEFF: a file mapped (no copy, however large its weights), or the
   // bytes read from stdin or compiled from HLO.
   std::shared_ptr<neff::MappedFile> mapped;
+  std::string path;  // the mapped file ("" otherwise), for the runtime's dumps
   std::string neff_bytes;
   std::string_view neff() const { return mapped != nullptr ? mapped->bytes() : neff_bytes; }
 };

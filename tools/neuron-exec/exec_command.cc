@@ -561,7 +561,7 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
     nrt_client::CollectiveLoad collective;
     if (job.world > 1) collective = {static_cast<uint32_t>(job.rank), static_cast<uint32_t>(job.world)};
     absl::StatusOr<std::unique_ptr<LoadedModel>> model = LoadedModel::Load(
-        rt, input->neff(), input->display, static_cast<int>(i), job.world > 1 ? &collective : nullptr);
+        rt, *input, static_cast<int>(i), job.world > 1 ? &collective : nullptr);
     if (!model.ok()) return Error(absl::StrCat("cannot load the NEFF: ", model.status().message()));
     replicas[i].model = std::move(*model);
     if (rt.ext().set_model_feed != nullptr) {

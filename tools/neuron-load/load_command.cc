@@ -95,7 +95,7 @@ int RunLoad(const LoadRequest& request) {
   for (size_t vnc = 0; vnc < rt.cores().size(); ++vnc) {
     const int core = rt.cores()[vnc];
     absl::StatusOr<std::unique_ptr<nrt_client::LoadedModel>> model =
-        nrt_client::LoadedModel::Load(rt, input->neff(), input->display, static_cast<int>(vnc));
+        nrt_client::LoadedModel::Load(rt, *input, static_cast<int>(vnc));
     if (!model.ok()) {
       PrintError(kTool, absl::StrCat("cannot load ", input->display, " on nc", core, ": ",
                                      model.status().message()));
