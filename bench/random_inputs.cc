@@ -1,4 +1,4 @@
-// neuron-exec --random-inputs' generator (lib/runtime/cli_random) alone:
+// neuron-exec --random-inputs' generator (tools/neuron-exec/random_tensors) alone:
 // the best of ROUNDS times to draw one tensor of BYTES bytes of each element
 // type (bench/random_inputs.sh). Prints "TYPE SECONDS" a line, then
 // "zeros SECONDS": Literal::Zeros of BYTES alone, the floor every draw pays
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "lib/hlo/literal.h"
-#include "lib/runtime/cli_random.h"
+#include "tools/neuron-exec/random_tensors.h"
 
 namespace {
 
@@ -22,7 +22,7 @@ double BestSeconds(ElementType type, int64_t bytes, int rounds) {
   double best = 1e30;
   for (int r = 0; r < rounds; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    neuron::hlo::Literal value = neuron::runtime::RandomTensors(r).Next(shape);
+    neuron::hlo::Literal value = neuron::exec_tool::RandomTensors(r).Next(shape);
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = std::min(best, s);

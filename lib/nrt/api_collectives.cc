@@ -21,6 +21,7 @@
 // Ranks of the global communicator outside the group run their own group's
 // collective at the same point (the groups partition the ranks, as HLO's
 // replica groups do).
+#include <atomic>
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -87,6 +88,9 @@ absl::Status ToRuntime(absl::Status status) {
 // The global communicator for device `id` of `count`, built when there is
 // none. Caller holds g_mu and the runtime. `check_vnc`: the core must match
 // too (the explicit global-comm calls); a model's core need not.
+// nrt_tools_set_bootstrap_listener's socket, taken by the next bootstrap.
+std::atomic<int> g_bootstrap_listen_fd{-1};
+
 NRT_STATUS EnsureGlobal(const char* function, runtime::Runtime& rt, int vnc, uint32_t id,
                         uint32_t count, bool check_vnc, Global** out) {
   if (count == 0 || id >= count) {
@@ -111,6 +115,7 @@ NRT_STATUS EnsureGlobal(const char* function, runtime::Runtime& rt, int vnc, uin
   collectives::CommOptions options = collectives::OptionsFromConfig(rt.config(), config::ProcessEnv());
   options.rank = static_cast<int>(id);
   options.world = static_cast<int>(count);
+  if (id == 0) options.listen_fd = g_bootstrap_listen_fd.exchange(-1);
   absl::StatusOr<std::unique_ptr<Communicator>> comm = Communicator::Create(options);
   if (!comm.ok()) {
     return FailCollectives(function, comm.status());
@@ -342,6 +347,8 @@ absl::StatusOr<runtime::ExecuteOptions> CollectivesForLoad(int vnc, uint32_t ctx
   options.replica_count = static_cast<int>(ctx_device_count);
   return options;
 }
+
+void SetBootstrapListener(int fd) { g_bootstrap_listen_fd.store(fd); }
 
 int CollectiveContextCore(const nrt_cc_context_t* ctx) { return ctx != nullptr ? ctx->core : 0; }
 

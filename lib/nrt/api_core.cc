@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
@@ -114,8 +115,10 @@ NRT_STATUS LoadOn(const char* function, const void* neff_bytes, size_t size, int
     }
     g_cores_with_models.insert(core);
   }
-  absl::StatusOr<std::unique_ptr<runtime::Model>> loaded =
-      rt->LoadBytes(std::string_view(static_cast<const char*>(neff_bytes), size), core);
+  runtime::LoadOptions load_options;
+  std::tie(load_options.display_name, load_options.source_path) = TakeLoadName();
+  absl::StatusOr<std::unique_ptr<runtime::Model>> loaded = rt->LoadBytes(
+      std::string_view(static_cast<const char*>(neff_bytes), size), core, load_options);
   if (!loaded.ok()) {
     std::lock_guard<std::mutex> lock(g_load_mu);
     g_cores_with_models.erase(g_cores_with_models.find(core));

@@ -1,5 +1,6 @@
 #include "lib/nrt/api_state.h"
 
+#include <atomic>
 #include <set>
 #include <utility>
 
@@ -22,6 +23,7 @@ namespace neuron::nrt_api {
 namespace {
 
 thread_local std::string t_last_error;
+std::atomic<bool> g_quiet_api_errors{false};
 
 std::mutex g_handles_mu;
 std::set<nrt_model*> g_models;    // guarded by g_handles_mu
@@ -32,8 +34,10 @@ std::set<nrt_tensor*> g_tensors;  // guarded by g_handles_mu
 void SetLastError(std::string message) { t_last_error = std::move(message); }
 const std::string& LastError() { return t_last_error; }
 
+void SetQuietApiErrors(bool quiet) { g_quiet_api_errors.store(quiet); }
+
 NRT_STATUS Fail(NRT_STATUS code, std::string message) {
-  NEURON_LOG(NRT, kError, "%s (%s)", message, nrt_get_status_name(code));
+  if (!g_quiet_api_errors.load()) NEURON_LOG(NRT, kError, "%s (%s)", message, nrt_get_status_name(code));
   t_last_error = std::move(message);
   return code;
 }
@@ -167,7 +171,6 @@ nrt_dtype_t ToNrtDtype(hlo::ElementType type) {
     case ElementType::kU64: return NRT_DTYPE_UINT64;
     case ElementType::kS8: return NRT_DTYPE_INT8;
     case ElementType::kU8: return NRT_DTYPE_UINT8;
-    case ElementType::kPred: return NRT_DTYPE_UINT8;
     case ElementType::kS16: return NRT_DTYPE_INT16;
     case ElementType::kU16: return NRT_DTYPE_UINT16;
     case ElementType::kBF16: return NRT_DTYPE_BFLOAT16;
@@ -178,6 +181,9 @@ nrt_dtype_t ToNrtDtype(hlo::ElementType type) {
     case ElementType::kS64: return NRT_DTYPE_INT64;
     case ElementType::kF8E4M3FN: return NRT_DTYPE_FP8_E4;
     case ElementType::kF8E5M2: return NRT_DTYPE_FP8_E5;
+    case ElementType::kF8E3M4: return NRT_DTYPE_FP8_E3;
+    // pred, f64, complex and the rest have no value in the SDK's enum:
+    // UNKNOWN (size still exact); nrt_tools_describe_model names them.
     default: return NRT_DTYPE_UNKNOWN;
   }
 }

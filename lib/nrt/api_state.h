@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "lib/kernels/host_feed.h"
 #include "lib/runtime/model.h"
 #include "lib/runtime/runtime.h"
 #include "lib/runtime/tensor_buffer.h"
@@ -32,6 +33,8 @@ struct nrt_model {
   uint32_t id = 0;                                // process-unique, from 1
   int core = 0;  // lib/runtime's logical id (nrt_get_model_info reports the vnc)
   neuron::runtime::ExecuteOptions options;
+  // nrt_tools_set_model_feed's adapter; options.feed points to it.
+  std::unique_ptr<neuron::kernels::HostFeed> feed;
 };
 
 // A tensor: storage owned (device/host allocation), the caller's memory
@@ -73,6 +76,12 @@ NRT_STATUS Fail(const char* function, const absl::Status& status);  // "function
 // kept, the name dropped from the line.
 NRT_STATUS FailCollectives(const char* function, const absl::Status& status);
 void SetLastError(std::string message);
+// nrt_tools_quiet_api_errors: Fail keeps the message for nrt_get_last_error
+// but does not log it (the caller prints it).
+void SetQuietApiErrors(bool quiet);
+// nrt_tools_set_load_name: the calling thread's name and source file for
+// its next load (both "" when unset), taken once.
+std::pair<std::string, std::string> TakeLoadName();
 const std::string& LastError();  // the calling thread's
 
 // Holds the runtime for the duration of one call: shared with other calls,
@@ -120,6 +129,9 @@ void ShutdownAsync();        // api_async.cc: drains and stops the XU workers
 void ShutdownSendRecv();     // api_sendrecv.cc: closes communicators
 void ShutdownProfiling();    // api_profile.cc / api_sys_trace.cc
 void ShutdownCollectives();  // api_collectives.cc: leaves the global communicator
+// nrt_tools_set_bootstrap_listener: device 0's next global communicator
+// listens on `fd` (api_collectives.cc).
+void SetBootstrapListener(int fd);
 
 // Runs `model` once with the tensors of `inputs` / `outputs` matched to its
 // tensor names (a missing or short tensor is NRT_INVALID naming it), then

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/hlo/literal.h"
-#include "lib/runtime/cli_tensor_text.h"
+#include "lib/literal_io/literal_text.h"
 #include "nrt/ndebug_stream.h"
 
 namespace neuron::runtime {
@@ -45,7 +45,7 @@ void DevicePrintSink::Print(const kernels::PrintedTensor& v) {
       hlo::Shape::Array(v.type, std::vector<int64_t>(v.dims.begin(), v.dims.end())));
   std::memcpy(value.mutable_data().data(), v.data,
               std::min<size_t>(value.data().size(), static_cast<size_t>(v.bytes)));
-  const std::string line = std::string(v.prefix) + FormatTensor(value) + "\n";
+  const std::string line = std::string(v.prefix) + literal_io::FormatTensor(value) + "\n";
   const size_t room = static_cast<size_t>(capacity_ - queue_.size());
   queue_.append(line, 0, std::min(room, line.size()));
   dropped_ += line.size() - std::min(room, line.size());

@@ -52,6 +52,9 @@ struct LoadOptions {
   int threads = 0;
   // Names the NEFF in messages when loaded from bytes ("" = "NEFF").
   std::string display_name;
+  // The file the bytes were read from, recorded in input and core dumps
+  // ("" = loaded from memory).
+  std::string source_path;
 };
 
 // Where load time went (milliseconds), for neuron-load.

@@ -338,7 +338,10 @@ absl::StatusOr<std::unique_ptr<Model>> Runtime::LoadBytes(std::string_view bytes
   // The caller may free its bytes after loading (nrt_load): keep a copy.
   auto owned = std::make_shared<const std::string>(bytes);
   const std::string display = options.display_name.empty() ? "NEFF" : options.display_name;
-  return ModelLoader::Load(*this, *c, owned, *owned, display, options, Clock::now(), 0);
+  absl::StatusOr<std::unique_ptr<Model>> model =
+      ModelLoader::Load(*this, *c, owned, *owned, display, options, Clock::now(), 0);
+  if (model.ok() && !options.source_path.empty()) (*model)->state_->path = options.source_path;
+  return model;
 }
 
 }  // namespace neuron::runtime

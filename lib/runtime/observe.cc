@@ -22,7 +22,7 @@
 #include "lib/neff/header.h"
 #include "lib/profile/profiler.h"
 #include "lib/profile/sys_trace.h"
-#include "lib/runtime/cli_npy.h"
+#include "lib/literal_io/npy_literal.h"
 #include "lib/runtime/core.h"
 #include "lib/runtime/model_state.h"
 #include "lib/runtime/tensor_buffer.h"
@@ -259,7 +259,7 @@ void ExecutionObserver::WriteDumps(NRT_STATUS status, bool failed, const std::st
       hlo::Literal value = hlo::Literal::Zeros(s_.inputs[k++].shape);
       if (value.data().size() == t.bytes && t.bytes > 0)
         std::memcpy(value.mutable_data().data(), t.data, t.bytes);
-      t.npy = NpyBytes(value);
+      t.npy = literal_io::NpyBytes(value);
     }
     absl::StatusOr<std::string> dir =
         dump::WriteInputDump(cfg.dbg_input_dump_directory, f, id);

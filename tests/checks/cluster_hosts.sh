@@ -36,7 +36,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$work/bin"
-cp "$BUILD_DIR/neuron-allreduce" "$BUILD_DIR/neuron-exec" "$work/bin/"
+# neuron-exec opens libnrt.so.1 next to itself, as an installed tool does.
+cp "$BUILD_DIR/neuron-allreduce" "$BUILD_DIR/neuron-exec" "$BUILD_DIR/libnrt.so.1" "$work/bin/"
 AR="$work/bin/neuron-allreduce"
 EXEC="$work/bin/neuron-exec"
 

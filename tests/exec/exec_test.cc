@@ -19,8 +19,8 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "lib/device/core_lock.h"
-#include "lib/runtime/cli_npy.h"
-#include "lib/runtime/cli_tensor_text.h"
+#include "lib/literal_io/npy_literal.h"
+#include "lib/literal_io/literal_text.h"
 #include "nlohmann/json.hpp"
 #include "tests/device/core_holder.h"
 #include "tests/device/fast_temp_dir.h"
@@ -49,9 +49,9 @@ class ExecToolTest : public ::testing::Test {
   }
 
   std::string WriteNpy(const std::string& name, const std::string& inline_tensor) {
-    absl::StatusOr<hlo::Literal> value = runtime::ParseInlineTensor(inline_tensor);
+    absl::StatusOr<hlo::Literal> value = literal_io::ParseInlineTensor(inline_tensor);
     EXPECT_TRUE(value.ok()) << value.status();
-    return WriteTestFile(dir_, name, runtime::NpyBytes(*value));
+    return WriteTestFile(dir_, name, literal_io::NpyBytes(*value));
   }
 
   ToolResult Exec(const std::vector<std::string>& args) {
@@ -134,13 +134,13 @@ ENTRY main {
   const std::string out = dir_ + "/out/nested";
   ToolResult r = Exec({neff, "-i", "x=3xf32=1,2.5,-3", "--output-dir", out});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  absl::StatusOr<hlo::Literal> out0 = runtime::ReadNpyFile(out + "/out0.npy");
+  absl::StatusOr<hlo::Literal> out0 = literal_io::ReadNpyFile(out + "/out0.npy");
   ASSERT_TRUE(out0.ok()) << out0.status();
-  EXPECT_EQ(runtime::FormatTensor(*out0), "3xf32=[-1 -2.5 3]");
-  absl::StatusOr<hlo::Literal> out1 = runtime::ReadNpyFile(out + "/out1.npy");
+  EXPECT_EQ(literal_io::FormatTensor(*out0), "3xf32=[-1 -2.5 3]");
+  absl::StatusOr<hlo::Literal> out1 = literal_io::ReadNpyFile(out + "/out1.npy");
   ASSERT_TRUE(out1.ok()) << out1.status();
   EXPECT_EQ(out1->shape().type, hlo::ElementType::kF32);  // bf16 stored as f32
-  EXPECT_EQ(runtime::FormatTensor(*out1), "3xf32=[1 2.5 -3]");
+  EXPECT_EQ(literal_io::FormatTensor(*out1), "3xf32=[1 2.5 -3]");
   std::ifstream in(out + "/outputs.json");
   json j = json::parse(in);
   ASSERT_EQ(j["outputs"].size(), 2u);
@@ -183,12 +183,12 @@ ENTRY main {
                        "--outfeed-dir", out, "-p"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("3xf32=[22 44 66]"), std::string::npos) << r.out;
-  absl::StatusOr<hlo::Literal> o0 = runtime::ReadNpyFile(out + "/outfeed0.npy");
+  absl::StatusOr<hlo::Literal> o0 = literal_io::ReadNpyFile(out + "/outfeed0.npy");
   ASSERT_TRUE(o0.ok()) << o0.status();
-  EXPECT_EQ(runtime::FormatTensor(*o0), "3xf32=[11 22 33]");
-  absl::StatusOr<hlo::Literal> o1 = runtime::ReadNpyFile(out + "/outfeed1.npy");
+  EXPECT_EQ(literal_io::FormatTensor(*o0), "3xf32=[11 22 33]");
+  absl::StatusOr<hlo::Literal> o1 = literal_io::ReadNpyFile(out + "/outfeed1.npy");
   ASSERT_TRUE(o1.ok()) << o1.status();
-  EXPECT_EQ(runtime::FormatTensor(*o1), "2xs32=[7 -8]");
+  EXPECT_EQ(literal_io::FormatTensor(*o1), "2xs32=[7 -8]");
 
   // Too few values, a wrong shape, no outfeed directory: one line each
   // (besides the core dump's warning, which a failed execution writes).
@@ -229,9 +229,9 @@ ENTRY main {
     ToolResult r = Exec({neff, "--random-inputs", "--seed", seed, "--output-dir", out,
                          "--outfeed-dir", out + "/feed"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    absl::StatusOr<hlo::Literal> v = runtime::ReadNpyFile(out + "/out0.npy");
+    absl::StatusOr<hlo::Literal> v = literal_io::ReadNpyFile(out + "/out0.npy");
     ASSERT_TRUE(v.ok()) << v.status();
-    absl::StatusOr<hlo::Literal> p = runtime::ReadNpyFile(out + "/feed/outfeed0.npy");
+    absl::StatusOr<hlo::Literal> p = literal_io::ReadNpyFile(out + "/feed/outfeed0.npy");
     ASSERT_TRUE(p.ok()) << p.status();
     const float* f = reinterpret_cast<const float*>(v->data().data());
     for (int i = 0; i < 64; ++i) {
@@ -239,7 +239,7 @@ ENTRY main {
       EXPECT_LE(f[i], 1.0f);
     }
     EXPECT_NE(v->data(), p->data()) << "the infeed repeated the parameter's values";
-    draws.push_back(runtime::FormatTensor(*v));
+    draws.push_back(literal_io::FormatTensor(*v));
   }
   EXPECT_EQ(draws[0], draws[1]);
   EXPECT_NE(draws[0], draws[2]);
@@ -249,9 +249,9 @@ TEST_F(ExecToolTest, OutputToStdoutIsAnNpy) {
   const std::string neff = WriteNeff(kAddHlo, "add.neff");
   ToolResult r = Exec({neff, "-i", "x=2x3xf32=1", "-i", "y=2x3xf32=2", "-o", "sum=-"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  absl::StatusOr<hlo::Literal> v = runtime::ParseNpyTensor(r.out, "stdout");
+  absl::StatusOr<hlo::Literal> v = literal_io::ParseNpyTensor(r.out, "stdout");
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(runtime::FormatTensor(*v), "2x3xf32=[3 3 3][3 3 3]");
+  EXPECT_EQ(literal_io::FormatTensor(*v), "2x3xf32=[3 3 3][3 3 3]");
 }
 
 // Output paths in the way say what is wrong with them, not "Success".
@@ -282,10 +282,10 @@ ENTRY main {
   const std::string neff = WriteNeff(kSquare, "square.neff");
   hlo::Literal z = hlo::Literal::Zeros(hlo::Shape::Array(hlo::ElementType::kC64, {3}));
   for (int i = 0; i < 3; ++i) z.SetComplex(i, i + 1, -2 * i);
-  const std::string in = WriteTestFile(dir_, "z.npy", runtime::NpyBytes(z));
+  const std::string in = WriteTestFile(dir_, "z.npy", literal_io::NpyBytes(z));
   ToolResult r = Exec({neff, "-i", "z=" + in, "-o", "s=-"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  absl::StatusOr<hlo::Literal> v = runtime::ParseNpyTensor(r.out, "stdout");
+  absl::StatusOr<hlo::Literal> v = literal_io::ParseNpyTensor(r.out, "stdout");
   ASSERT_TRUE(v.ok()) << v.status();
   ASSERT_EQ(v->shape().type, hlo::ElementType::kC64);
   for (int i = 0; i < 3; ++i) {

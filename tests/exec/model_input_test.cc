@@ -10,8 +10,8 @@
 #include "gtest/gtest.h"
 #include "lib/hlo/load.h"
 #include "lib/program/proto_writer.h"
-#include "lib/runtime/cli_npy.h"
-#include "lib/runtime/cli_tensor_text.h"
+#include "lib/literal_io/npy_literal.h"
+#include "lib/literal_io/literal_text.h"
 #include "nlohmann/json.hpp"
 #include "tests/device/fast_temp_dir.h"
 #include "tests/runtime/test_neff.h"
@@ -216,7 +216,7 @@ ENTRY main {
 }
 
 TEST_F(ModelInputTest, OtherFilesAreNamedForWhatTheyAre) {
-  const std::string npy = WriteTestFile(dir_, "x.npy", runtime::NpyBytes(*runtime::ParseInlineTensor("2xf32=1")));
+  const std::string npy = WriteTestFile(dir_, "x.npy", literal_io::NpyBytes(*literal_io::ParseInlineTensor("2xf32=1")));
   const std::string empty = WriteTestFile(dir_, "empty.neff", "");
   const std::string gz = WriteTestFile(dir_, "m.neff", std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00", 8));
   const std::string zst = WriteTestFile(dir_, "m.zst", std::string("\x28\xb5\x2f\xfd\x00\x00", 6));

@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/program/npy.h"
-#include "lib/runtime/cli_npy.h"
+#include "lib/literal_io/npy_literal.h"
 #include "lib/support/npy.h"
 #include "tests/support/tool_runner.h"
 
@@ -22,7 +22,7 @@ std::string Npy(std::string_view descr, const std::vector<int64_t>& shape, size_
 
 // `trailing_ok`: npy::Parse, like numpy.load, ignores bytes after the data.
 void ExpectRefused(const std::string& bytes, const std::string& what, bool trailing_ok = false) {
-  absl::StatusOr<hlo::Literal> t = runtime::ParseNpyTensor(bytes, "big.npy");
+  absl::StatusOr<hlo::Literal> t = literal_io::ParseNpyTensor(bytes, "big.npy");
   ASSERT_FALSE(t.ok()) << what;
   std::string msg(t.status().message());
   EXPECT_EQ(msg.rfind("big.npy: ", 0), 0u) << what << ": " << msg;
@@ -46,7 +46,7 @@ TEST(NpyBoundsTest, HeaderClaimingMoreThanTheDataIsRefused) {
   ExpectRefused(Npy("<f4", {25}, 99), "one byte short");
   ExpectRefused(Npy("<f4", {25}, 101), "one byte long", /*trailing_ok=*/true);
   // The exact size loads.
-  absl::StatusOr<hlo::Literal> ok = runtime::ParseNpyTensor(Npy("<f4", {5, 5}, 100), "ok.npy");
+  absl::StatusOr<hlo::Literal> ok = literal_io::ParseNpyTensor(Npy("<f4", {5, 5}, 100), "ok.npy");
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ(ok->element_count(), 25);
 }
@@ -60,7 +60,7 @@ TEST(NpyBoundsTest, FuzzerRegressions) {
     std::stringstream ss;
     ss << in.rdbuf();
     std::string bytes = ss.str();
-    (void)runtime::ParseNpyTensor(bytes, "fuzz.npy");
+    (void)literal_io::ParseNpyTensor(bytes, "fuzz.npy");
     (void)npy::Parse(bytes, "fuzz.npy");
     (void)program::ParseNpy(bytes);
   }

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "lib/runtime/cli_npy.h"
-#include "lib/runtime/cli_tensor_text.h"
+#include "lib/literal_io/npy_literal.h"
+#include "lib/literal_io/literal_text.h"
 #include "tests/device/fast_temp_dir.h"
 #include "tests/runtime/test_neff.h"
 #include "tests/support/svg_text.h"
@@ -78,15 +78,15 @@ class RanksTest : public ::testing::Test {
     for (int k = 0; k < kRanks; ++k) {
       std::string text = "5xf32=";
       for (int i = 0; i < 5; ++i) text += (i ? "," : "") + std::to_string(k * 10 + i);
-      absl::StatusOr<hlo::Literal> v = runtime::ParseInlineTensor(text);
+      absl::StatusOr<hlo::Literal> v = literal_io::ParseInlineTensor(text);
       ASSERT_TRUE(v.ok());
-      WriteTestFile(dir_, "g" + std::to_string(k) + ".npy", runtime::NpyBytes(*v));
+      WriteTestFile(dir_, "g" + std::to_string(k) + ".npy", literal_io::NpyBytes(*v));
     }
   }
 
   std::vector<double> ReadOutput(int rank, int k) {
     absl::StatusOr<hlo::Literal> v =
-        runtime::ReadNpyFile(dir_ + "/out/rank" + std::to_string(rank) + "/out" + std::to_string(k) + ".npy");
+        literal_io::ReadNpyFile(dir_ + "/out/rank" + std::to_string(rank) + "/out" + std::to_string(k) + ".npy");
     EXPECT_TRUE(v.ok()) << v.status();
     std::vector<double> out;
     if (!v.ok()) return out;
@@ -212,8 +212,8 @@ ENTRY main {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (int rank = 0; rank < kWorld; ++rank) {
     const std::string base = dir_ + "/out/rank" + std::to_string(rank) + "/out";
-    absl::StatusOr<hlo::Literal> m = runtime::ReadNpyFile(base + "0.npy");
-    absl::StatusOr<hlo::Literal> p = runtime::ReadNpyFile(base + "1.npy");
+    absl::StatusOr<hlo::Literal> m = literal_io::ReadNpyFile(base + "0.npy");
+    absl::StatusOr<hlo::Literal> p = literal_io::ReadNpyFile(base + "1.npy");
     ASSERT_TRUE(m.ok()) << m.status();
     ASSERT_TRUE(p.ok()) << p.status();
     ASSERT_EQ(m->element_count(), 4);

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "lib/program/npy.h"
-#include "lib/runtime/cli_npy.h"
+#include "lib/literal_io/npy_literal.h"
 #include "lib/support/npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -17,8 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto a = neuron::program::ParseNpy(bytes); a.ok()) {
     for (char c : a->data) sink = sink + static_cast<unsigned char>(c);
   }
-  if (auto t = neuron::runtime::ParseNpyTensor(bytes, "fuzz.npy"); t.ok()) {
-    sink = sink + neuron::runtime::NpyBytes(*t).size();
+  if (auto t = neuron::literal_io::ParseNpyTensor(bytes, "fuzz.npy"); t.ok()) {
+    sink = sink + neuron::literal_io::NpyBytes(*t).size();
   }
   (void)sink;
   return 0;

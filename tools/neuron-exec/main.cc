@@ -1,8 +1,9 @@
 // neuron-exec: runs a NEFF on the (simulated) NeuronCores with inputs from
 // .npy files, inline values or a seeded random draw; prints, writes and
 // checks the results; benchmarks latency and throughput. The work is in
-// lib/runtime/cli_exec.cc; this file is the option table.
+// exec_command.cc; this file is the option table.
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <cstdlib>
 #include <optional>
@@ -11,12 +12,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/config/value_parsers.h"
-#include "lib/runtime/cli_exec.h"
-#include "lib/runtime/cli_model_input.h"
+#include "lib/nrt_client/model_input.h"
+#include "lib/nrt_client/runtime_library.h"
 #include "lib/support/cli.h"
 #include "lib/support/options.h"
 #include "lib/support/parse.h"
 #include "lib/tensorfile/bundle_writer.h"
+#include "tools/neuron-exec/exec_command.h"
 
 namespace {
 
@@ -38,11 +40,11 @@ Status ParseTolerance(std::string_view text, double* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  neuron::runtime::ExecRequest request;
+  neuron::exec_tool::ExecRequest request;
   bool warmup_given = false;
-  auto named = [](std::vector<neuron::runtime::NamedArg>* list, const char* flag) {
+  auto named = [](std::vector<neuron::exec_tool::NamedArg>* list, const char* flag) {
     return [list, flag](std::string_view v) -> Status {
-      absl::StatusOr<neuron::runtime::NamedArg> arg = neuron::runtime::SplitNamedArg(v, flag);
+      absl::StatusOr<neuron::exec_tool::NamedArg> arg = neuron::exec_tool::SplitNamedArg(v, flag);
       if (!arg.ok()) return arg.status();
       list->push_back(*arg);
       return absl::OkStatus();
@@ -190,11 +192,17 @@ int main(int argc, char** argv) {
       .operand_complete = "file",
   };
   // --target and -O, which matter only for an HLO input.
-  for (neuron::cli::Option& o : neuron::runtime::HloCompileOptions(&request.compile)) {
+  for (neuron::cli::Option& o : neuron::nrt_client::HloCompileOptions(&request.compile)) {
     command.options.push_back(std::move(o));
   }
   neuron::cli::ParsedArgs parsed;
-  if (int rc = neuron::cli::ParseCommandLine(command, argc, argv, &parsed); rc >= 0) return rc;
+  if (int rc = neuron::cli::ParseCommandLine(command, argc, argv, &parsed); rc >= 0) {
+    // --version also names the runtime library the tool would run on.
+    if (parsed.action == neuron::cli::ParsedArgs::kVersion) {
+      std::printf("%s\n", neuron::nrt_client::RuntimeVersionLine().c_str());
+    }
+    return rc;
+  }
   request.neff_path = parsed.operands[0];
   if (!request.plot_path.empty() && !request.benchmark) {
     return neuron::cli::UsageError(command,
@@ -205,5 +213,5 @@ int main(int argc, char** argv) {
   if (request.benchmark && !warmup_given) {
     request.warmup = std::clamp<int64_t>(request.iterations / 10, 1, 10);
   }
-  return neuron::RunGuarded(kTool, [&] { return neuron::runtime::RunExec(request); });
+  return neuron::RunGuarded(kTool, [&] { return neuron::exec_tool::RunExec(request); });
 }

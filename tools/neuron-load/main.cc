@@ -1,14 +1,16 @@
 // neuron-load: validates and loads a NEFF on NeuronCores, reports what it
 // costs per core and where the load time went, then unloads. The work is
-// in lib/runtime/cli_load.cc; this file is the option table.
+// in load_command.cc; this file is the option table.
+#include <cstdio>
 #include <string>
 #include <utility>
 
-#include "lib/runtime/cli_load.h"
-#include "lib/runtime/cli_model_input.h"
+#include "lib/nrt_client/model_input.h"
+#include "lib/nrt_client/runtime_library.h"
 #include "lib/support/cli.h"
 #include "lib/support/options.h"
 #include "lib/support/parse.h"
+#include "tools/neuron-load/load_command.h"
 
 namespace {
 
@@ -19,7 +21,7 @@ using neuron::cli::Arg;
 }  // namespace
 
 int main(int argc, char** argv) {
-  neuron::runtime::LoadRequest request;
+  neuron::load_tool::LoadRequest request;
   neuron::cli::Command command{
       .tool = kTool,
       .usage = "FILE|- [options]",
@@ -50,11 +52,17 @@ int main(int argc, char** argv) {
       .operand_complete = "file",
   };
   // --target and -O, which matter only for an HLO input.
-  for (neuron::cli::Option& o : neuron::runtime::HloCompileOptions(&request.compile)) {
+  for (neuron::cli::Option& o : neuron::nrt_client::HloCompileOptions(&request.compile)) {
     command.options.push_back(std::move(o));
   }
   neuron::cli::ParsedArgs parsed;
-  if (int rc = neuron::cli::ParseCommandLine(command, argc, argv, &parsed); rc >= 0) return rc;
+  if (int rc = neuron::cli::ParseCommandLine(command, argc, argv, &parsed); rc >= 0) {
+    // --version also names the runtime library the tool would run on.
+    if (parsed.action == neuron::cli::ParsedArgs::kVersion) {
+      std::printf("%s\n", neuron::nrt_client::RuntimeVersionLine().c_str());
+    }
+    return rc;
+  }
   request.neff_path = parsed.operands[0];
-  return neuron::RunGuarded(kTool, [&] { return neuron::runtime::RunLoad(request); });
+  return neuron::RunGuarded(kTool, [&] { return neuron::load_tool::RunLoad(request); });
 }
