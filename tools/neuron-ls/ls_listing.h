@@ -1,19 +1,19 @@
 // Where neuron-ls gets its devices: the platform to resolve the runtime
 // configuration against, and the report itself, from the real driver's tree
 // on an instance or from the simulated tree (created on first use) here.
-#ifndef NEURON_LIB_DEVICE_LS_LISTING_H_
-#define NEURON_LIB_DEVICE_LS_LISTING_H_
+#ifndef NEURON_TOOLS_NEURON_LS_LS_LISTING_H_
+#define NEURON_TOOLS_NEURON_LS_LS_LISTING_H_
 
 #include "absl/status/statusor.h"
 #include "lib/config/config.h"
 #include "lib/device/device_tree.h"
-#include "lib/device/ls_format.h"
+#include "tools/neuron-ls/ls_format.h"
 
-namespace neuron::device {
+namespace neuron::ls {
 
 struct ListingSource {
-  DeviceRoot root;
-  const InstanceType* instance = nullptr;  // the simulated instance; null on a real root
+  device::DeviceRoot root;
+  const device::InstanceType* instance = nullptr;  // the simulated instance; null on a real root
   config::PlatformFacts facts;             // for config::Resolve
 };
 
@@ -26,6 +26,6 @@ absl::StatusOr<ListingSource> ResolveListingSource(const config::EnvLookup& env)
 // holding their cores, and groups cores by the LNC in effect.
 absl::StatusOr<LsReport> ListDevices(const ListingSource& source, int lnc, bool show_all_procs);
 
-}  // namespace neuron::device
+}  // namespace neuron::ls
 
-#endif  // NEURON_LIB_DEVICE_LS_LISTING_H_
+#endif  // NEURON_TOOLS_NEURON_LS_LS_LISTING_H_

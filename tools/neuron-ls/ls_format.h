@@ -2,8 +2,8 @@
 // processes holding their cores, the LNC in effect) and its renderings as
 // the real tool prints them: header lines, the bordered table, the JSON
 // array, and the topology drawing.
-#ifndef NEURON_LIB_DEVICE_LS_FORMAT_H_
-#define NEURON_LIB_DEVICE_LS_FORMAT_H_
+#ifndef NEURON_TOOLS_NEURON_LS_LS_FORMAT_H_
+#define NEURON_TOOLS_NEURON_LS_LS_FORMAT_H_
 
 #include <cstdint>
 #include <string>
@@ -12,7 +12,7 @@
 #include "lib/device/core_lock.h"
 #include "lib/device/device_tree_reader.h"
 
-namespace neuron::device {
+namespace neuron::ls {
 
 struct LsProcess {
   int pid = 0;
@@ -44,8 +44,8 @@ struct LsReport {
 // attaches holders to their devices. Without show_all_procs, processes that
 // do not run a Neuron runtime (version "NA") are left out, as the real tool
 // does.
-LsReport BuildLsReport(const std::vector<DeviceRecord>& devices,
-                       const std::vector<CoreHolder>& holders, int lnc, bool show_all_procs);
+LsReport BuildLsReport(const std::vector<device::DeviceRecord>& devices,
+                       const std::vector<device::CoreHolder>& holders, int lnc, bool show_all_procs);
 
 // "instance-type: ...\ninstance-id: ...\nlogical-neuroncore-config: N\n"
 std::string FormatLsHeader(const LsReport& report);
@@ -70,6 +70,6 @@ std::string FormatDeviceMemory(uint64_t bytes);
 // Cuts a command to width characters, ending in "..." when cut.
 std::string TruncateCommand(const std::string& command, size_t width);
 
-}  // namespace neuron::device
+}  // namespace neuron::ls
 
-#endif  // NEURON_LIB_DEVICE_LS_FORMAT_H_
+#endif  // NEURON_TOOLS_NEURON_LS_LS_FORMAT_H_

@@ -1,4 +1,4 @@
-#include "lib/device/ls_format.h"
+#include "tools/neuron-ls/ls_format.h"
 
 #include <algorithm>
 #include <map>
@@ -9,7 +9,11 @@
 #include "lib/device/topology.h"
 #include "lib/support/parse.h"
 
-namespace neuron::device {
+namespace neuron::ls {
+
+using device::CoreHolder;
+using device::DeviceRecord;
+
 namespace {
 
 constexpr size_t kCommandWidth = 40;
@@ -90,8 +94,8 @@ std::string TruncateCommand(const std::string& command, size_t width) {
   return command.substr(0, width - 3) + "...";
 }
 
-LsReport BuildLsReport(const std::vector<DeviceRecord>& devices,
-                       const std::vector<CoreHolder>& holders, int lnc, bool show_all_procs) {
+LsReport BuildLsReport(const std::vector<device::DeviceRecord>& devices,
+                       const std::vector<device::CoreHolder>& holders, int lnc, bool show_all_procs) {
   LsReport report;
   report.lnc = std::max(lnc, 1);
   if (!devices.empty()) {
@@ -172,7 +176,7 @@ std::string FormatLsTable(const LsReport& report, const LsTableOptions& options)
                                       std::to_string(d.nc_count),
                                       FormatRangeList(d.neuroncore_ids),
                                       FormatDeviceMemory(d.memory_size),
-                                      FormatDeviceList(d.connected),
+                                      device::FormatDeviceList(d.connected),
                                       OrNa(d.bdf),
                                       OrNa(d.cpu_affinity),
                                       OrNa(d.numa_node)};
@@ -226,7 +230,7 @@ std::string FormatLsJson(const LsReport& report) {
 std::string FormatLsTopology(const LsReport& report) {
   std::vector<std::vector<int>> connected;
   for (const LsDevice& d : report.devices) connected.push_back(d.connected);
-  return DrawTopology(connected);
+  return device::DrawTopology(connected);
 }
 
-}  // namespace neuron::device
+}  // namespace neuron::ls

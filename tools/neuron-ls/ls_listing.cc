@@ -1,20 +1,26 @@
-#include "lib/device/ls_listing.h"
+#include "tools/neuron-ls/ls_listing.h"
 
 #include <cctype>
 
 #include "lib/device/core_lock.h"
 #include "lib/device/device_tree_reader.h"
 
-namespace neuron::device {
+namespace neuron::ls {
+
+using device::CoreHolder;
+using device::DeviceRecord;
+using device::ReadDevices;
+using device::ReadHolders;
+using device::SimDeviceTree;
 
 absl::StatusOr<ListingSource> ResolveListingSource(const config::EnvLookup& env) {
   ListingSource source;
-  source.root = ListingRoot(env);
+  source.root = device::ListingRoot(env);
   if (source.root.simulated) {
-    absl::StatusOr<const InstanceType*> instance = SelectInstanceType(env);
+    absl::StatusOr<const device::InstanceType*> instance = device::SelectInstanceType(env);
     if (!instance.ok()) return instance.status();
     source.instance = *instance;
-    source.facts = PlatformFactsFor(**instance);
+    source.facts = device::PlatformFactsFor(**instance);
     return source;
   }
   absl::StatusOr<std::vector<DeviceRecord>> devices = ReadDevices(source.root.path);
@@ -26,7 +32,7 @@ absl::StatusOr<ListingSource> ResolveListingSource(const config::EnvLookup& env)
   source.facts.instance_type = first.instance_type.empty() ? arch : first.instance_type;
   source.facts.devices = static_cast<int>(devices->size());
   source.facts.physical_cores_per_device = first.core_count;
-  source.facts.host_cpus = HostCpuCount();
+  source.facts.host_cpus = device::HostCpuCount();
   return source;
 }
 
@@ -43,4 +49,4 @@ absl::StatusOr<LsReport> ListDevices(const ListingSource& source, int lnc, bool 
   return BuildLsReport(*devices, holders, lnc, show_all_procs);
 }
 
-}  // namespace neuron::device
+}  // namespace neuron::ls
