@@ -23,10 +23,11 @@ struct LsProcess {
 
 struct LsDevice {
   int index = 0;
-  int nc_count = 0;                 // logical cores
+  int nc_count = 0;                 // logical cores; 0 = unknown
   std::vector<int> neuroncore_ids;  // global logical ids
   uint64_t memory_size = 0;         // bytes; 0 = unknown
   std::vector<int> connected;
+  bool connected_known = true;
   std::string bdf;                  // "" = unknown
   std::string cpu_affinity;         // "" = unknown
   std::string numa_node;            // "" = unknown
@@ -38,10 +39,12 @@ struct LsReport {
   std::string instance_id;
   int lnc = 1;
   std::vector<LsDevice> devices;
+  std::vector<std::string> notes;  // what could not be learned and why, one line each
 };
 
 // Groups physical cores into logical ones (numbered across devices) and
-// attaches holders to their devices. Without show_all_procs, processes that
+// attaches holders to their devices. A device whose core count is unknown
+// gets no logical ids, and the numbering of the devices after it stops. Without show_all_procs, processes that
 // do not run a Neuron runtime (version "NA") are left out, as the real tool
 // does.
 LsReport BuildLsReport(const std::vector<device::DeviceRecord>& devices,
@@ -58,7 +61,8 @@ struct LsTableOptions {
 // when a process holds a core, or with -w/-a.
 std::string FormatLsTable(const LsReport& report, const LsTableOptions& options);
 
-// The JSON array, one object per device, with the real tool's keys.
+// The JSON array, one object per device, with the real tool's keys; an
+// unknown value is null.
 std::string FormatLsJson(const LsReport& report);
 
 // The interconnect drawing of --topology.

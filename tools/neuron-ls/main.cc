@@ -123,6 +123,9 @@ int main(int argc, char** argv) {
     neuron::PrintError(kTool, std::string(report.status().message()));
     return neuron::kExitFailure;
   }
+  // What a real instance would not tell (root-only files, a missing device
+  // node): one line each, on stderr so the table and JSON stay clean.
+  for (const std::string& note : report->notes) neuron::PrintWarning(kTool, note);
   if (flags.json) {
     std::fputs(neuron::ls::FormatLsJson(*report).c_str(), stdout);
     return neuron::kExitOk;
