@@ -179,10 +179,13 @@ absl::StatusOr<RealInstance> ReadRealInstance(const InstancePaths& paths, Device
       h.device = r.index;
       h.command = device::ReadCommandLine(absl::StrFormat("%s/%d/cmdline", paths.proc, app.pid));
       h.runtime_version = RuntimeVersionOf(paths.proc, app.pid);
-      if (h.runtime_version.empty()) {
-        // A process holding a core runs a runtime, whichever it is.
-        runtimes_hidden = true;
-        h.runtime_version = app.locked_cores.empty() ? "NA" : "unknown";
+      if (h.runtime_version.empty()) runtimes_hidden = true;
+      // A process holding a core runs a runtime, whichever it is (linked
+      // in statically, say), so it is listed without -a.
+      if (!app.locked_cores.empty() && (h.runtime_version.empty() || h.runtime_version == "NA")) {
+        h.runtime_version = "unknown";
+      } else if (h.runtime_version.empty()) {
+        h.runtime_version = "NA";
       }
       if (app.locked_cores.empty()) {
         h.physical_core = -1;

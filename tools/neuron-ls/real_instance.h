@@ -47,7 +47,8 @@ absl::StatusOr<RealInstance> ReadRealInstance(const InstancePaths& paths, Device
 // The runtime a process runs, from the libnrt it maps (/proc/PID/maps):
 // the version in the library's file name ("libnrt.so.2.21.1" -> "2.21.1"),
 // "unknown" when its name carries only the soname, "NA" when it maps no
-// libnrt. Unreadable maps (another user's process) give "".
+// libnrt. Unreadable maps (another user's process) give "". A process
+// that holds a core is listed as "unknown" rather than "NA": it runs one.
 std::string RuntimeVersionOf(const std::string& proc, int pid);
 
 }  // namespace neuron::ls
