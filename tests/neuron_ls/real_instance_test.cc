@@ -159,6 +159,8 @@ TEST(RealInstanceTest, RuntimeVersionFromTheMappedLibrary) {
   m.AddProcess(1, "a", "1-2 r-xp 0 00:00 1 /opt/aws/neuron/lib/libnrt.so.1\n");
   m.AddProcess(2, "b", "1-2 r-xp 0 00:00 1 /x/libnrt.so.2.5.0\n");
   m.AddProcess(3, "c", "1-2 r-xp 0 00:00 1 /x/libc.so.6\n");
+  m.AddProcess(5, "d", "1-2 r-xp 0 00:00 1 /x/libnrt.so.2.4.0 (deleted)\n");
+  EXPECT_EQ(RuntimeVersionOf(m.paths.proc, 5), "2.4.0");
   EXPECT_EQ(RuntimeVersionOf(m.paths.proc, 1), "unknown");  // the soname alone
   EXPECT_EQ(RuntimeVersionOf(m.paths.proc, 2), "2.5.0");
   EXPECT_EQ(RuntimeVersionOf(m.paths.proc, 3), "NA");

@@ -98,18 +98,17 @@ std::string RuntimeVersionOf(const std::string& proc, int pid) {
       device::ReadSmallFile(absl::StrFormat("%s/%d/maps", proc, pid));
   if (!maps.ok()) return "";
   constexpr std::string_view kLibrary = "/libnrt.so";
-  for (size_t at = maps->find(kLibrary); at != std::string::npos;
-       at = maps->find(kLibrary, at + 1)) {
-    size_t end = maps->find('\n', at);
-    if (end == std::string::npos) end = maps->size();
-    std::string suffix = maps->substr(at + kLibrary.size(), end - at - kLibrary.size());
-    // ".1" is the soname; ".2.21.1" names a release.
-    if (std::count(suffix.begin(), suffix.end(), '.') >= 2 && suffix[0] == '.') {
-      return suffix.substr(1);
-    }
-    return "unknown";
+  const size_t at = maps->find(kLibrary);
+  if (at == std::string::npos) return "NA";
+  size_t end = maps->find('\n', at);
+  if (end == std::string::npos) end = maps->size();
+  std::string suffix = maps->substr(at + kLibrary.size(), end - at - kLibrary.size());
+  suffix = suffix.substr(0, suffix.find(' '));  // " (deleted)" after an upgrade
+  // ".1" is the soname; ".2.21.1" names a release.
+  if (suffix.size() > 1 && suffix[0] == '.' && std::count(suffix.begin(), suffix.end(), '.') >= 2) {
+    return suffix.substr(1);
   }
-  return "NA";
+  return "unknown";
 }
 
 absl::StatusOr<RealInstance> ReadRealInstance(const InstancePaths& paths, DeviceIoctl& driver) {
