@@ -53,9 +53,14 @@ echo "Amazon EC2" >/sys/devices/virtual/dmi/id/sys_vendor
 echo trn1.32xlarge >/sys/devices/virtual/dmi/id/product_name
 echo i-0123456789abcdef0 >/sys/devices/virtual/dmi/id/board_asset_tag
 
-# A process holding both cores of device 1.
+# A process holding both cores of device 1; its command is read from
+# /proc, so wait until the forked shell has become sleep.
 sleep 300 &
 holder=$!
+for _ in $(seq 100); do
+  [ "$(tr '\0' ' ' <"/proc/$holder/cmdline" 2>/dev/null)" = "sleep 300 " ] && break
+  sleep 0.05
+done
 
 ls_run() {  # ls_run [as-nobody] ARGS...: stdout to $work/out, stderr to $work/err
   local prefix=()
