@@ -150,17 +150,20 @@ CoreOwner CurrentProcessOwner() {
   owner.pid = getpid();
   owner.runtime_version =
       absl::StrFormat("%d.%d.0", NEURON_NRT_MAJOR_VERSION, NEURON_NRT_MINOR_VERSION);
-  absl::StatusOr<std::string> cmdline = ReadSmallFile("/proc/self/cmdline");
-  if (cmdline.ok()) {
-    std::string cmd = *cmdline;
-    while (!cmd.empty() && cmd.back() == '\0') cmd.pop_back();
-    for (char& c : cmd) {
-      if (c == '\0') c = ' ';
-      else if (static_cast<unsigned char>(c) < 0x20) c = '?';
-    }
-    owner.command = cmd;
-  }
+  owner.command = ReadCommandLine("/proc/self/cmdline");
   return owner;
+}
+
+std::string ReadCommandLine(const std::string& cmdline_path) {
+  absl::StatusOr<std::string> cmdline = ReadSmallFile(cmdline_path);
+  if (!cmdline.ok()) return "";
+  std::string cmd = *std::move(cmdline);
+  while (!cmd.empty() && cmd.back() == '\0') cmd.pop_back();
+  for (char& c : cmd) {
+    if (c == '\0') c = ' ';
+    else if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  }
+  return cmd;
 }
 
 CoreLease::~CoreLease() {

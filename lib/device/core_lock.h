@@ -35,6 +35,10 @@ struct CoreOwner {
 // include/neuron/version.h.
 CoreOwner CurrentProcessOwner();
 
+// A /proc/PID/cmdline file as one line: arguments joined by spaces, control
+// characters as '?'; "" when it cannot be read (the process is gone).
+std::string ReadCommandLine(const std::string& cmdline_path);
+
 // A held physical core, as read back from the tree.
 struct CoreHolder : CoreOwner {
   int device = 0;

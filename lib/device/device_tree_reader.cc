@@ -44,6 +44,10 @@ absl::StatusOr<std::vector<int>> ParseDeviceList(const std::string& text,
 
 }  // namespace
 
+bool DeviceRecord::Readable(const std::string& file) const {
+  return std::find(unreadable.begin(), unreadable.end(), file) == unreadable.end();
+}
+
 absl::StatusOr<std::vector<DeviceRecord>> ReadDevices(const std::string& root) {
   DIR* dir = opendir(root.c_str());
   if (dir == nullptr) {
@@ -68,13 +72,18 @@ absl::StatusOr<std::vector<DeviceRecord>> ReadDevices(const std::string& root) {
     r.index = d;
     const std::string dev = DeviceDir(root, d);
     absl::StatusOr<uint64_t> cores = ReadCounter(dev + "/core_count");
-    if (!cores.ok()) return cores.status();
-    if (*cores == 0 || *cores > 64) {
+    if (absl::IsPermissionDenied(cores.status())) {
+      r.unreadable.push_back("core_count");
+    } else if (!cores.ok()) {
+      return cores.status();
+    } else if (*cores == 0 || *cores > 64) {
       return absl::DataLossError(
           absl::StrFormat("'%s/core_count': %d is not a core count", dev, *cores));
+    } else {
+      r.core_count = static_cast<int>(*cores);
     }
-    r.core_count = static_cast<int>(*cores);
     absl::StatusOr<std::string> links = ReadTrimmed(dev + "/connected_devices");
+    if (absl::IsPermissionDenied(links.status())) r.unreadable.push_back("connected_devices");
     if (links.ok()) {
       absl::StatusOr<std::vector<int>> list =
           ParseDeviceList(*links, dev + "/connected_devices");

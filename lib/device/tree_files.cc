@@ -46,6 +46,11 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return absl::NotFoundError(absl::StrFormat("'%s' does not exist", path));
+    // Told apart: the driver keeps some files to root (mode 0400).
+    if (errno == EACCES) {
+      return absl::PermissionDeniedError(
+          absl::StrFormat("cannot open '%s': %s", path, std::strerror(errno)));
+    }
     return ErrnoError("cannot open", path, errno);
   }
   std::string out;

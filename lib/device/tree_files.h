@@ -15,7 +15,7 @@ namespace neuron::device {
 // Plain create/truncate/write (for files nobody else can see yet; others go
 // through WriteFileAtomically of lib/support/atomic_file.h).
 absl::Status WriteFilePlain(const std::string& path, const std::string& content);
-// Whole file; NotFound when missing.
+// Whole file; NotFound when missing, PermissionDenied when not ours to read.
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path);
 // The file's text with trailing whitespace removed.
 absl::StatusOr<std::string> ReadTrimmed(const std::string& path);

@@ -1,16 +1,15 @@
 // neuron-ls: lists the Neuron devices of this instance (or of the simulated
 // one), the processes holding their cores, their interconnect, and with
-// --env the effective runtime configuration. Works like the real neuron-ls;
-// the listing itself lives in lib/device, the configuration in lib/config.
+// --env the effective runtime configuration. Works like the real neuron-ls.
 #include <cstdio>
 #include <string>
 
-#include "lib/config/config.h"
 #include "lib/collectives/transport.h"
-#include "lib/config/env_report.h"
-#include "lib/device/ls_listing.h"
+#include "lib/config/config.h"
 #include "lib/support/cli.h"
 #include "lib/support/options.h"
+#include "tools/neuron-ls/env_report.h"
+#include "tools/neuron-ls/ls_listing.h"
 
 namespace {
 
@@ -82,8 +81,8 @@ int main(int argc, char** argv) {
   if (int code = ParseFlags(argc, argv, &flags); code >= 0) return code;
 
   const neuron::config::EnvLookup env = neuron::config::ProcessEnv();
-  absl::StatusOr<neuron::device::ListingSource> source =
-      neuron::device::ResolveListingSource(env);
+  absl::StatusOr<neuron::ls::ListingSource> source =
+      neuron::ls::ResolveListingSource(env);
   if (!source.ok()) {
     neuron::PrintError(kTool, std::string(source.status().message()));
     return neuron::kExitFailure;
@@ -97,8 +96,8 @@ int main(int argc, char** argv) {
     resolution.values.push_back(
         {"FI_PROVIDER", provider.empty() ? "none (collectives across hosts use TCP)" : provider,
          env("FI_PROVIDER") ? neuron::config::Source::kEnv : neuron::config::Source::kDerived});
-    const std::string report = flags.json ? neuron::config::FormatEnvJson(resolution)
-                                          : neuron::config::FormatEnvTable(resolution);
+    const std::string report = flags.json ? neuron::ls::FormatEnvJson(resolution)
+                                          : neuron::ls::FormatEnvTable(resolution);
     std::fputs(report.c_str(), stdout);
     if (!report.empty() && report.back() != '\n') std::fputc('\n', stdout);
     if (!resolution.ok()) {
@@ -118,20 +117,23 @@ int main(int argc, char** argv) {
     if (d.severity != neuron::config::Severity::kInfo) neuron::PrintWarning(kTool, d.message);
   }
 
-  absl::StatusOr<neuron::device::LsReport> report = neuron::device::ListDevices(
+  absl::StatusOr<neuron::ls::LsReport> report = neuron::ls::ListDevices(
       *source, resolution.config.logical_nc_config, flags.show_all_procs);
   if (!report.ok()) {
     neuron::PrintError(kTool, std::string(report.status().message()));
     return neuron::kExitFailure;
   }
+  // What a real instance would not tell (root-only files, a missing device
+  // node): one line each, on stderr so the table and JSON stay clean.
+  for (const std::string& note : report->notes) neuron::PrintWarning(kTool, note);
   if (flags.json) {
-    std::fputs(neuron::device::FormatLsJson(*report).c_str(), stdout);
+    std::fputs(neuron::ls::FormatLsJson(*report).c_str(), stdout);
     return neuron::kExitOk;
   }
-  std::string out = neuron::device::FormatLsHeader(*report);
-  out += neuron::device::FormatLsTable(*report, {.wide = flags.wide,
+  std::string out = neuron::ls::FormatLsHeader(*report);
+  out += neuron::ls::FormatLsTable(*report, {.wide = flags.wide,
                                                  .show_all_procs = flags.show_all_procs});
-  if (flags.topology) out += "\n\n" + neuron::device::FormatLsTopology(*report);
+  if (flags.topology) out += "\n\n" + neuron::ls::FormatLsTopology(*report);
   std::fputs(out.c_str(), stdout);
   return neuron::kExitOk;
 }

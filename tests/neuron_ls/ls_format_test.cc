@@ -8,11 +8,18 @@
 
 #include "lib/device/core_lock.h"
 #include "lib/device/device_tree.h"
-#include "lib/device/ls_format.h"
+#include "tools/neuron-ls/ls_format.h"
 #include "tests/device/fast_temp_dir.h"
 
-namespace neuron::device {
+namespace neuron::ls {
 namespace {
+
+using device::CoreHolder;
+using device::DeviceRecord;
+using device::FindInstanceType;
+using device::ReadDevices;
+using device::ReadHolders;
+using device::SimDeviceTree;
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
@@ -175,4 +182,4 @@ TEST(LsFormatTest, TopologyOfTheReport) {
 }
 
 }  // namespace
-}  // namespace neuron::device
+}  // namespace neuron::ls

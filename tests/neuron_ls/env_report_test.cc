@@ -6,14 +6,17 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "lib/config/env_report.h"
+#include "tools/neuron-ls/env_report.h"
 #include "tests/config/config_test_util.h"
 
-namespace neuron::config {
+namespace neuron::ls {
 namespace {
 
-using testing::ResolveWith;
-using testing::Trn1Small;
+using config::AllVariables;
+using config::Resolution;
+using config::testing::ResolveWith;
+using config::testing::Trn1Small;
+
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
@@ -104,4 +107,4 @@ TEST(EnvJson, InvalidUtf8InTheEnvironmentDoesNotThrow) {
 }
 
 }  // namespace
-}  // namespace neuron::config
+}  // namespace neuron::ls

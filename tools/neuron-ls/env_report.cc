@@ -1,4 +1,4 @@
-#include "lib/config/env_report.h"
+#include "tools/neuron-ls/env_report.h"
 
 #include <algorithm>
 
@@ -6,7 +6,16 @@
 #include "lib/config/variable_effects.h"
 #include <nlohmann/json.hpp>
 
-namespace neuron::config {
+namespace neuron::ls {
+
+using config::Diagnostic;
+using config::EffectKindName;
+using config::EffectOf;
+using config::Resolution;
+using config::SeverityName;
+using config::SourceName;
+using config::VariableEffect;
+
 namespace {
 
 // Values longer than this overflow their column instead of widening it for
@@ -81,4 +90,4 @@ std::string FormatEnvJson(const Resolution& resolution) {
          "\n";
 }
 
-}  // namespace neuron::config
+}  // namespace neuron::ls

@@ -1,4 +1,4 @@
-#include "lib/device/ls_format.h"
+#include "tools/neuron-ls/ls_format.h"
 
 #include <algorithm>
 #include <map>
@@ -9,7 +9,11 @@
 #include "lib/device/topology.h"
 #include "lib/support/parse.h"
 
-namespace neuron::device {
+namespace neuron::ls {
+
+using device::CoreHolder;
+using device::DeviceRecord;
+
 namespace {
 
 constexpr size_t kCommandWidth = 40;
@@ -90,8 +94,8 @@ std::string TruncateCommand(const std::string& command, size_t width) {
   return command.substr(0, width - 3) + "...";
 }
 
-LsReport BuildLsReport(const std::vector<DeviceRecord>& devices,
-                       const std::vector<CoreHolder>& holders, int lnc, bool show_all_procs) {
+LsReport BuildLsReport(const std::vector<device::DeviceRecord>& devices,
+                       const std::vector<device::CoreHolder>& holders, int lnc, bool show_all_procs) {
   LsReport report;
   report.lnc = std::max(lnc, 1);
   if (!devices.empty()) {
@@ -102,17 +106,26 @@ LsReport BuildLsReport(const std::vector<DeviceRecord>& devices,
     report.instance_id = OrNa(first.instance_id);
   }
   int next_id = 0;
+  bool ids_known = true;
   std::map<int, size_t> position;  // device index -> report.devices slot
   std::map<int, int> first_id;     // device index -> its first logical id
   for (const DeviceRecord& r : devices) {
     LsDevice d;
     d.index = r.index;
-    d.nc_count = std::max(1, r.core_count / report.lnc);
-    for (int i = 0; i < d.nc_count; ++i) d.neuroncore_ids.push_back(next_id + i);
-    first_id[r.index] = next_id;
-    next_id += d.nc_count;
+    // Ids count the cores of every device before this one: one unknown count
+    // leaves the rest unknown too, rather than wrong.
+    ids_known &= r.core_count > 0;
+    if (ids_known) {
+      d.nc_count = std::max(1, r.core_count / report.lnc);
+      for (int i = 0; i < d.nc_count; ++i) d.neuroncore_ids.push_back(next_id + i);
+      first_id[r.index] = next_id;
+      next_id += d.nc_count;
+    } else if (r.core_count > 0) {
+      d.nc_count = std::max(1, r.core_count / report.lnc);
+    }
     d.memory_size = r.memory_size;
     d.connected = r.connected;
+    d.connected_known = r.Readable("connected_devices");
     d.bdf = r.pci_bdf;
     d.cpu_affinity = r.cpu_affinity;
     d.numa_node = r.has_numa_node ? std::to_string(r.numa_node) : "";
@@ -124,14 +137,17 @@ LsReport BuildLsReport(const std::vector<DeviceRecord>& devices,
     if (slot == position.end()) continue;
     if (!show_all_procs && (h.runtime_version.empty() || h.runtime_version == "NA")) continue;
     LsDevice& d = report.devices[slot->second];
-    // The logical id under the LNC shown, from the physical core held.
-    const int id = first_id[h.device] + h.physical_core / report.lnc;
     auto p = std::find_if(d.processes.begin(), d.processes.end(),
                           [&](const LsProcess& x) { return x.pid == h.pid; });
     if (p == d.processes.end()) {
       d.processes.push_back({h.pid, h.command, h.runtime_version, {}});
       p = d.processes.end() - 1;
     }
+    // The logical id under the LNC shown, from the physical core held (none
+    // for a process attached without a core, or where ids are unknown).
+    auto first = first_id.find(h.device);
+    if (h.physical_core < 0 || first == first_id.end()) continue;
+    const int id = first->second + h.physical_core / report.lnc;
     if (std::find(p->neuroncore_ids.begin(), p->neuroncore_ids.end(), id) ==
         p->neuroncore_ids.end()) {
       p->neuroncore_ids.push_back(id);
@@ -168,14 +184,15 @@ std::string FormatLsTable(const LsReport& report, const LsTableOptions& options)
   const size_t command_width = options.wide ? kWideCommandWidth : kCommandWidth;
   for (size_t i = 0; i < report.devices.size(); ++i) {
     const LsDevice& d = report.devices[i];
-    std::vector<std::string> cells = {std::to_string(d.index),
-                                      std::to_string(d.nc_count),
-                                      FormatRangeList(d.neuroncore_ids),
-                                      FormatDeviceMemory(d.memory_size),
-                                      FormatDeviceList(d.connected),
-                                      OrNa(d.bdf),
-                                      OrNa(d.cpu_affinity),
-                                      OrNa(d.numa_node)};
+    std::vector<std::string> cells = {
+        std::to_string(d.index),
+        d.nc_count > 0 ? std::to_string(d.nc_count) : "NA",
+        d.neuroncore_ids.empty() ? "NA" : FormatRangeList(d.neuroncore_ids),
+        FormatDeviceMemory(d.memory_size),
+        d.connected_known ? device::FormatDeviceList(d.connected) : "NA",
+        OrNa(d.bdf),
+        OrNa(d.cpu_affinity),
+        OrNa(d.numa_node)};
     if (!process_mode) {
       table.AddRow(cells);
       continue;
@@ -211,11 +228,12 @@ std::string FormatLsJson(const LsReport& report) {
     dev["bdf"] = OrNa(d.bdf);
     dev["cpu_affinity"] = OrNa(d.cpu_affinity);
     dev["numa_node"] = OrNa(d.numa_node);
-    dev["connected_to"] = d.connected;
-    dev["nc_count"] = d.nc_count;
+    dev["connected_to"] = d.connected_known ? nlohmann::ordered_json(d.connected) : nullptr;
+    dev["nc_count"] = d.nc_count > 0 ? nlohmann::ordered_json(d.nc_count) : nullptr;
     dev["logical_neuroncore_config"] = report.lnc;
-    dev["memory_size"] = d.memory_size;
-    dev["neuroncore_ids"] = d.neuroncore_ids;
+    dev["memory_size"] = d.memory_size > 0 ? nlohmann::ordered_json(d.memory_size) : nullptr;
+    dev["neuroncore_ids"] =
+        d.neuroncore_ids.empty() ? nullptr : nlohmann::ordered_json(d.neuroncore_ids);
     dev["neuron_processes"] = procs;
     out.push_back(std::move(dev));
   }
@@ -226,7 +244,7 @@ std::string FormatLsJson(const LsReport& report) {
 std::string FormatLsTopology(const LsReport& report) {
   std::vector<std::vector<int>> connected;
   for (const LsDevice& d : report.devices) connected.push_back(d.connected);
-  return DrawTopology(connected);
+  return device::DrawTopology(connected);
 }
 
-}  // namespace neuron::device
+}  // namespace neuron::ls
