@@ -76,6 +76,12 @@ NRT_STATUS nrt_tools_set_model_feed(nrt_model_t *model, const nrt_tools_feed_t *
    the other ranks on it instead of binding the port again, and closes it. */
 void nrt_tools_set_bootstrap_listener(int fd);
 
+/* The caller has finished writing `tensor` through the address
+   nrt_tensor_get_va gave it: the runtime tracks the tensor's changes again,
+   so work derived from its bytes (a convolution's reordered weights) is
+   kept while they stay unchanged. Writes through the address after this
+   call are not seen; call nrt_tensor_get_va again before making any. */
+NRT_STATUS nrt_tools_tensor_written(nrt_tensor_t *tensor);
 /* Frees a string the functions above returned. */
 void nrt_tools_free(char *json);
 

@@ -11,6 +11,7 @@
 #include "lib/runtime/core.h"
 #include "lib/runtime/observe.h"
 #include "lib/support/checked_size.h"
+#include "nrt/nrt_tools_ext.h"
 
 namespace neuron::nrt_api {
 namespace {
@@ -252,6 +253,13 @@ void* nrt_tensor_get_va(const nrt_tensor_t* tensor) {
   // The caller may write through the address at any time.
   t->MarkUntracked();
   return t->data();
+}
+
+NRT_STATUS nrt_tools_tensor_written(nrt_tensor_t* tensor) {
+  TensorBuffer* t = nullptr;
+  if (NRT_STATUS s = Storage("nrt_tools_tensor_written", tensor, &t); s != NRT_SUCCESS) return s;
+  t->MarkTracked();
+  return NRT_SUCCESS;
 }
 
 NRT_STATUS nrt_tensor_get_device_allocation_info(const nrt_tensor_t* tensor,

@@ -54,6 +54,7 @@ struct ExtraFunctions {
   decltype(&::nrt_tools_describe_core_memory) describe_core_memory = nullptr;
   decltype(&::nrt_tools_set_model_feed) set_model_feed = nullptr;
   decltype(&::nrt_tools_set_bootstrap_listener) set_bootstrap_listener = nullptr;
+  decltype(&::nrt_tools_tensor_written) tensor_written = nullptr;
   decltype(&::nrt_tools_free) free = nullptr;
 };
 

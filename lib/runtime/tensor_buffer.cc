@@ -45,6 +45,11 @@ void TensorBuffer::MarkUntracked() const {
   contents_->untracked.store(true, std::memory_order_release);
 }
 
+void TensorBuffer::MarkTracked() const {
+  Touch();
+  contents_->untracked.store(false, std::memory_order_release);
+}
+
 absl::StatusOr<std::unique_ptr<TensorBuffer>> TensorBuffer::AllocateDevice(Core* core,
                                                                            uint64_t size,
                                                                            std::string name) {

@@ -67,8 +67,12 @@ class TensorBuffer {
   // The bytes may have changed: a new version (for this tensor and every
   // slice sharing its memory).
   void Touch() const;
-  // Written behind the runtime's back from now on: version 0 for good.
+  // Written behind the runtime's back from now on: version 0 until
+  // MarkTracked.
   void MarkUntracked() const;
+  // The writer behind the runtime's back is done: tracked again, with a
+  // new version.
+  void MarkTracked() const;
 
   // Copies bytes out of / into the tensor; a range past the end is
   // NRT_INVALID naming the tensor.

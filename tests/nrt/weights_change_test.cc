@@ -11,6 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "nrt/nrt.h"
+#include "nrt/nrt_tools_ext.h"
 #include "tests/nrt/nrt_test_env.h"
 #include "tests/runtime/test_neff.h"
 
@@ -157,6 +158,13 @@ TEST_F(WeightsChangeTest, EveryChangeOfTheWeightsReachesTheNextExecution) {
   ExpectConvOfCurrentWeights("a write through nrt_tensor_get_va's address");
   va[5] += 3.0f;
   ExpectConvOfCurrentWeights("a second write through the same address");
+
+  // Done with the address: tracked again, and every later change is seen.
+  ASSERT_EQ(nrt_tools_tensor_written(w_), NRT_SUCCESS);
+  ExpectConvOfCurrentWeights("nrt_tools_tensor_written");
+  ExpectConvOfCurrentWeights("nothing (tracked again)");
+  ASSERT_EQ(nrt_tensor_write(w_, w1.data(), 0, kWCount * 4), NRT_SUCCESS);
+  ExpectConvOfCurrentWeights("nrt_tensor_write once tracked again");
 }
 
 }  // namespace

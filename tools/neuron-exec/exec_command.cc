@@ -386,6 +386,9 @@ absl::Status FillInputs(const ExecRequest& request, const std::vector<BoundInput
                                                    rt.library().Describe(s, "nrt_tensor_write")));
       }
     }
+    // Done writing through the address: the runtime may keep work derived
+    // from the input again (a convolution's reordered weights).
+    if (in_place && rt.ext().tensor_written != nullptr) rt.ext().tensor_written(first.inputs[k]);
   }
   return absl::OkStatus();
 }
