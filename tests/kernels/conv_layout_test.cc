@@ -156,18 +156,23 @@ TEST(ConvLayoutTest, Bf16InEveryLayoutMatchesTheDefinition) {
     for (const Conv2d& k : kWindows) ExpectLayoutMatches(k, l.in, l.ker, l.out, ET::kBF16);
 }
 
-// JAX's layout reaches oneDNN as it lies: no reorder of the activations
-// on the way in or out.
-TEST(ConvLayoutTest, OneDnnTakesNhwcActivationsWhereTheyLie) {
-  if (Dnnl() == nullptr) GTEST_SKIP() << "libdnnl.so.2 is not installed (or a sanitizer build)";
-  const Conv2d k = kWindows[0];
+// An f32 window in JAX's layout: NHWC activations, HWIO weights.
+DnnlConvShape NhwcShape(const Conv2d& k) {
   DnnlConvShape shape{ET::kF32, ET::kF32, k.n, k.c, k.o, 1, {k.h, k.w}, {k.kh, k.kw}, {k.oh(), k.ow()},
                       {1, 1}, {1, 1}, {1, 1}, {1, 1}};
   // Strides of [N, C, H, W] in NHWC, [O, I, KH, KW] in HWIO, [N, O, OH, OW] in NHWC.
   shape.x_strides = {k.h * k.w * k.c, 1, k.w * k.c, k.c};
   shape.w_strides = {1, k.o, k.kw * k.c * k.o, k.c * k.o};
   shape.y_strides = {k.oh() * k.ow() * k.o, 1, k.ow() * k.o, k.o};
-  auto conv = DnnlConvolution::Create(shape);
+  return shape;
+}
+
+// JAX's layout reaches oneDNN as it lies: no reorder of the activations
+// on the way in or out.
+TEST(ConvLayoutTest, OneDnnTakesNhwcActivationsWhereTheyLie) {
+  if (Dnnl() == nullptr) GTEST_SKIP() << "libdnnl.so.2 is not installed (or a sanitizer build)";
+  const Conv2d k = kWindows[0];
+  auto conv = DnnlConvolution::Create(NhwcShape(k));
   ASSERT_NE(conv, nullptr);
   EXPECT_TRUE(conv->ActivationsInPlace());
   std::vector<double> x(k.n * k.c * k.h * k.w), w(k.o * k.c * k.kh * k.kw);
@@ -190,12 +195,7 @@ TEST(ConvLayoutTest, OneDnnTakesNhwcActivationsWhereTheyLie) {
 TEST(ConvLayoutTest, ReorderedWeightsAreKeptUnderTheirVersion) {
   if (Dnnl() == nullptr) GTEST_SKIP() << "libdnnl.so.2 is not installed (or a sanitizer build)";
   const Conv2d k = kWindows[0];
-  DnnlConvShape shape{ET::kF32, ET::kF32, k.n, k.c, k.o, 1, {k.h, k.w}, {k.kh, k.kw}, {k.oh(), k.ow()},
-                      {1, 1}, {1, 1}, {1, 1}, {1, 1}};
-  shape.x_strides = {k.h * k.w * k.c, 1, k.w * k.c, k.c};
-  shape.w_strides = {1, k.o, k.kw * k.c * k.o, k.c * k.o};
-  shape.y_strides = {k.oh() * k.ow() * k.o, 1, k.ow() * k.o, k.o};
-  auto conv = DnnlConvolution::Create(shape);
+  auto conv = DnnlConvolution::Create(NhwcShape(k));
   ASSERT_NE(conv, nullptr);
   if (!conv->ReordersWeights()) GTEST_SKIP() << "oneDNN takes these weights where they lie";
   std::vector<float> x(k.n * k.c * k.h * k.w), w(k.o * k.c * k.kh * k.kw);
