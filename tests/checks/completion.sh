@@ -93,6 +93,15 @@ for t in "${TOOLS[@]}"; do
   if cmp -s "$installed" "$work/$t.bash"; then pass "installed $t completion"; else fail "no or another $installed"; fi
 done
 expect "the installed completion works" "$prefix/share/bash-completion/completions/neuron-dump" "show upload" neuron-dump ""
+# The installed instance check runs the installed tools (and their
+# libnrt.so.1 from $prefix/lib) on a simulated device of its own.
+if env -u NEURON_RT_VISIBLE_CORES NEURON_SIM_ROOT="$work/ic-sim" \
+    "$prefix/bin/neuron-instance-check" >"$work/ic.out" 2>&1 &&
+    [ "$(tail -1 "$work/ic.out")" = "instance-check: all steps passed" ]; then
+  pass "the installed neuron-instance-check passes on the installed tools"
+else
+  fail "installed neuron-instance-check: $(tail -2 "$work/ic.out")"
+fi
 leftovers="$(find "$prefix" -name '.install.*' | head -3)"
 [ -z "$leftovers" ] && pass "install leaves no temporary files" || fail "temporary files left: $leftovers"
 
