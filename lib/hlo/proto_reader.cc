@@ -235,21 +235,6 @@ absl::Status Converter::ConvertLiteral(const xla::LiteralProto& proto, const Sha
   return absl::OkStatus();
 }
 
-// Whether any array of the shape has a dynamic or unknown dimension (its
-// size is then not fixed here).
-bool HasUnknownDimension(const Shape& shape) {
-  for (const Shape& element : shape.tuple) {
-    if (HasUnknownDimension(element)) return true;
-  }
-  for (bool dynamic : shape.dynamic) {
-    if (dynamic) return true;
-  }
-  for (int64_t d : shape.dims) {
-    if (d < 0) return true;
-  }
-  return false;
-}
-
 std::string_view EnumName(int value, std::initializer_list<std::string_view> names) {
   if (value < 0 || value >= static_cast<int>(names.size())) return "";
   return *(names.begin() + value);
@@ -266,7 +251,7 @@ absl::Status Converter::ConvertInstruction(const xla::HloInstructionProto& p, Co
   std::string where = absl::StrFormat("computation '%s', instruction '%%%s'", comp->name(), p.name());
   // A byte size that wraps would plan a buffer smaller than what is
   // written into it (a damaged or hostile program.pb).
-  if (!HasUnknownDimension(inst->shape()) && !inst->shape().ArrayBytes()) {
+  if (!inst->shape().HasUnknownDimension() && !inst->shape().ArrayBytes()) {
     return Error("%s: shape %s has too many elements (its bytes do not fit in 63 bits)", where,
                  inst->shape().ToString());
   }

@@ -194,6 +194,19 @@ std::optional<int64_t> Shape::ElementCount() const {
   return n;
 }
 
+bool Shape::HasUnknownDimension() const {
+  for (const Shape& element : tuple) {
+    if (element.HasUnknownDimension()) return true;
+  }
+  for (bool d : dynamic) {
+    if (d) return true;
+  }
+  for (int64_t d : dims) {
+    if (d == std::numeric_limits<int64_t>::min()) return true;  // "?"
+  }
+  return false;
+}
+
 std::optional<int64_t> Shape::ArrayBytes() const {
   if (IsTuple()) {
     for (const Shape& element : tuple) {

@@ -111,6 +111,9 @@ struct Shape {
   // not fit in int64; every array of a tuple must fit (the tuple's own
   // figure is 0, as for tokens).
   std::optional<int64_t> ArrayBytes() const;
+  // Whether any array of the shape has a dynamic or unknown ("?")
+  // dimension (its size is then not fixed by the shape).
+  bool HasUnknownDimension() const;
 
   // Text form, e.g. "f32[2,3]{1,0}" or "(s32[], f32[4])".
   std::string ToString(bool with_layout = true) const;

@@ -1,6 +1,5 @@
 #include "lib/hlo/verifier.h"
 
-#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -90,7 +89,7 @@ class Verifier {
     if (declared.type == ElementType::kInvalid || declared.type == ElementType::kOpaque) {
       return Error(c, inst, absl::StrFormat("has an invalid shape %s", declared.ToString()));
     }
-    if (declared.dynamic.empty() && !declared.ArrayBytes()) {
+    if (!declared.HasUnknownDimension() && !declared.ArrayBytes()) {
       return Error(c, inst, absl::StrFormat("shape %s has too many elements (its bytes do not fit "
                                             "in 63 bits)", declared.ToString()));
     }

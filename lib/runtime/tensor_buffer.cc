@@ -29,16 +29,24 @@ uint64_t NextVersion() {
 
 TensorBuffer::TensorBuffer(std::string name, uint64_t size)
     : name_(std::move(name)), size_(size), contents_(std::make_shared<Contents>()) {
-  contents_->version.store(NextVersion(), std::memory_order_relaxed);
+  contents_->version.store(NextVersion() << 1, std::memory_order_relaxed);
 }
 
 uint64_t TensorBuffer::version() const {
   if (contents_->untracked.load(std::memory_order_acquire)) return 0;
-  return contents_->version.load(std::memory_order_acquire);
+  // A write marked the word odd: the first reader after it draws the new
+  // version (even), so writes on the execute path never touch the
+  // process-wide counter that two cores would share.
+  uint64_t v = contents_->version.load(std::memory_order_acquire);
+  while (v & 1) {
+    const uint64_t fresh = NextVersion() << 1;
+    if (contents_->version.compare_exchange_weak(v, fresh, std::memory_order_acq_rel)) return fresh;
+  }
+  return v;
 }
 
 void TensorBuffer::Touch() const {
-  contents_->version.store(NextVersion(), std::memory_order_release);
+  contents_->version.fetch_or(1, std::memory_order_acq_rel);
 }
 
 void TensorBuffer::MarkUntracked() const {

@@ -58,9 +58,9 @@ class TensorBuffer {
   }
   const void* data() const { return data_; }
 
-  // The contents' version: drawn from one process-wide counter whenever the
-  // bytes may change, so an address and a version never name two different
-  // contents; kernels keep work derived from the bytes under it (oneDNN's
+  // The contents' version: drawn from one process-wide counter after the
+  // bytes may have changed, so an address and a version never name two
+  // different contents; kernels keep work derived from the bytes under it (oneDNN's
   // reordered weights). 0 where the runtime cannot see the writes: a
   // caller's buffer, or once nrt_tensor_get_va handed the address out.
   uint64_t version() const;
@@ -90,7 +90,7 @@ class TensorBuffer {
   device::HbmBlock block_{};      // the HBM block of a device tensor
   bool owned_ = true;             // false for views: nothing to free
   struct Contents {
-    std::atomic<uint64_t> version{0};
+    std::atomic<uint64_t> version{0};  // even; odd: changed since last read
     std::atomic<bool> untracked{false};
   };
   std::shared_ptr<Contents> contents_;  // shared by a tensor and its slices
