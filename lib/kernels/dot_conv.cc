@@ -6,7 +6,6 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "lib/kernels/skinny_product.h"
 #include "lib/kernels/complex_conv.h"
 #include "lib/kernels/data_movement.h"
 #include "lib/kernels/depthwise_conv.h"
@@ -15,6 +14,7 @@
 #include "lib/kernels/gemm.h"
 #include "lib/kernels/lazy_scratch.h"
 #include "lib/kernels/low_precision_gemm.h"
+#include "lib/kernels/skinny_dot.h"
 #include "lib/kernels/thread_pool.h"
 
 namespace neuron::kernels {
@@ -77,8 +77,6 @@ class OperandPrep {
   }
   // Sizes the bf16 copy ToBf16 needs.
   void NeedBf16() { bf16_.resize(permuted_.count * 2 + 16); }
-  // The operand is never widened (its users read it as stored).
-  void NoWiden() { domain_.resize(0); }
   // Nor permuted: it is read where it lies.
   void Unused() {
     perm_bytes_.resize(0);
@@ -253,21 +251,7 @@ class GeneralDot : public DotKernel {
       rhs_.NeedBf16();
     }
     out_type_ = out.type;
-    if (FewRowsTimesNarrowMatrix()) {
-      lhs_.NoWiden();
-      rhs_.NoWiden();
-      result_.resize(0);
-    }
     return absl::OkStatus();
-  }
-
-  // A few rows (one token, a short prompt) times a bf16, f16 or fp8 matrix
-  // with no low-precision matmul for it: Run reads the matrix as stored
-  // (SkinnyGemv), fp8 weights included, whether the program converted them
-  // itself or the compiler folded that convert into this dot.
-  bool FewRowsTimesNarrowMatrix() const {
-    return !low_precision_ && !byte_floats_ && m_ <= kSkinnyRows && !ta_ && dom_ == Domain::kF32 &&
-           hlo::IsFloatingPoint(lhs_type_) && IsSkinnyWeightType(rhs_type_);
   }
 
   void Run(const Buf& lhs, const Buf& rhs, Buf& out) override {
@@ -295,13 +279,6 @@ class GeneralDot : public DotKernel {
       if (!out_in_place_) StoreResult(dom_, result_.data(), out);
       return;
     }
-    // A few bf16 rows times a bf16 matrix (an LLM's projections and
-    // logits): the matrix is read as stored, not widened whole to f32
-    // first (1.2 GB of scratch for gemma3's logits).
-    if (FewRowsTimesNarrowMatrix()) {
-      SkinnyGemv(lhs_.Permute(lhs), rhs_.Permute(rhs), out);
-      return;
-    }
     const void* a = lhs_.Prepare(lhs);
     const void* b = rhs_.Prepare(rhs);
     if (dom_ == Domain::kF64) {
@@ -317,23 +294,6 @@ class GeneralDot : public DotKernel {
  private:
   // Where the product in the compute domain goes.
   void* Result(Buf& out) { return out_in_place_ ? static_cast<void*>(out.data) : result_.data(); }
-
-  // out[b, m, n] = sum_k x[b, m, k] w[b, k, n] (w as [N, K] with tb_) for a
-  // few rows m, in f32 from the operands as stored, w read once.
-  void SkinnyGemv(const uint8_t* x, const uint8_t* w, Buf& out) {
-    std::vector<float> xs(static_cast<size_t>(m_ * k_)), acc(static_cast<size_t>(m_ * n_));
-    const int64_t x_bytes = hlo::StorageBytes(lhs_type_), w_bytes = hlo::StorageBytes(rhs_type_);
-    for (int64_t bt = 0; bt < batch_; ++bt) {
-      LoadToDomain(lhs_type_, x + bt * m_ * k_ * x_bytes, m_ * k_, xs.data());
-      SkinnyProduct(xs.data(), m_, w + bt * k_ * n_ * w_bytes, rhs_type_, k_, n_, tb_, acc.data(), GemmThreads());
-      Buf slice = out;
-      slice.data = out.data + bt * m_ * n_ * out.elem_size;
-      slice.count = m_ * n_;
-      slice.bytes = m_ * n_ * out.elem_size;
-      slice.dims = {m_ * n_};
-      StoreResult(Domain::kF32, acc.data(), slice);
-    }
-  }
 
 
   Domain dom_ = Domain::kF32;
@@ -888,6 +848,7 @@ class ConvKernel : public DotKernel {
 absl::StatusOr<std::unique_ptr<DotKernel>> PlanDot(const hlo::Shape& lhs, const hlo::Shape& rhs,
                                                    const hlo::DotDims& dims,
                                                    const hlo::Shape& out) {
+  if (std::unique_ptr<DotKernel> skinny = PlanSkinnyDot(lhs, rhs, dims, out)) return skinny;
   auto k = std::make_unique<GeneralDot>();
   absl::Status s = k->Init(lhs, rhs, dims, out);
   if (!s.ok()) return s;

@@ -68,131 +68,180 @@ struct F8e4m3fnWeights {
   static float One(const uint8_t* p) { return OneValue<ET::kF8E4M3FN>(p); }
 };
 
-// Rows [r0, r0 + R) of outputs [j0, j1) of a [n, k] matrix: one dot per
-// row of W and of x, the W row widened once for the R rows.
-template <int R, typename W>
-void RowsAsOutputs(const float* x, const uint8_t* w, int64_t k, int64_t n, int64_t r0, int64_t j0, int64_t j1,
-                   float* y) {
-  // Independent sums per row (U of them), so a few rows do not wait on one
-  // chain of dependent multiply-adds: one token's row alone would run at
-  // the FMA's latency, not at the memory's speed.
-  constexpr int U = R == 1 ? 4 : R == 2 ? 2 : 1;
-  for (int64_t j = j0; j < j1; ++j) {
-    const uint8_t* row = w + j * k * W::kBytes;
-    __m256 acc[R][U];
-    for (int r = 0; r < R; ++r)
-      for (int u = 0; u < U; ++u) acc[r][u] = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 8 * U <= k; i += 8 * U) {
-      for (int u = 0; u < U; ++u) {
-        const __m256 wv = W::Widen8(row + (i + 8 * u) * W::kBytes);
-        for (int r = 0; r < R; ++r)
-          acc[r][u] = _mm256_fmadd_ps(_mm256_loadu_ps(x + (r0 + r) * k + i + 8 * u), wv, acc[r][u]);
-      }
+// The rows of x are taken in groups of at most kMaxRows, each group's
+// tile of sums held in registers while the weights it needs are read;
+// later groups find those weights in cache, so W comes from memory once
+// however many rows there are. Calls tile.template operator()<R>(r0) for
+// each group of rows [r0, r0 + R), the groups as even as possible (11
+// rows, at most 6 a group: 5 and 6).
+template <int kMaxRows, typename Tile>
+void ForRowGroups(int64_t m, const Tile& tile) {
+  static_assert(kMaxRows <= 6);
+  const int64_t groups = (m + kMaxRows - 1) / kMaxRows;
+  int64_t r0 = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t rows = (m - r0) / (groups - g);
+    switch (rows) {
+      case 1: tile.template operator()<1>(r0); break;
+      case 2: tile.template operator()<2>(r0); break;
+      case 3: tile.template operator()<3>(r0); break;
+      case 4: tile.template operator()<4>(r0); break;
+      case 5: tile.template operator()<5>(r0); break;
+      case 6: tile.template operator()<6>(r0); break;
     }
-    for (; i + 8 <= k; i += 8) {
-      const __m256 wv = W::Widen8(row + i * W::kBytes);
-      for (int r = 0; r < R; ++r) acc[r][0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + (r0 + r) * k + i), wv, acc[r][0]);
-    }
+    r0 += rows;
+  }
+}
+
+// Outputs of a [n, k] matrix a tile computes at once for R rows: enough
+// independent sums (R x J) to hide the multiply-add's latency, few enough
+// to stay in the 16 registers with the widened weights. Every group steps
+// over kOutputsPerStep outputs, a multiple of each tile's width.
+constexpr int OutputsPerTile(int rows) { return rows <= 2 ? 4 : 2; }
+constexpr int64_t kOutputsPerStep = 4;
+
+// y[r, c] = x[r, :] . W[j + c, :] for r < R, c < J: J rows of a [n, k]
+// matrix (`w` at the first, `ldw` bytes apart) against R rows of x (k
+// apart), each weight vector widened once for the R rows. When `ahead` is
+// set, the J rows there are fetched into cache meanwhile: the hardware's
+// prefetchers alone left the first group waiting on memory half the time.
+template <int R, int J, typename W>
+void DotTile(const float* x, int64_t k, const uint8_t* w, int64_t ldw, float* y, int64_t ldy,
+             const uint8_t* ahead) {
+  __m256 acc[R][J];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < J; ++c) acc[r][c] = _mm256_setzero_ps();
+  int64_t i = 0;
+  constexpr int64_t kLine = 64 / W::kBytes;  // weights in a cache line
+  for (; i + 8 <= k; i += 8) {
+    if (ahead != nullptr && i % kLine == 0)
+      for (int c = 0; c < J; ++c) _mm_prefetch(reinterpret_cast<const char*>(ahead + c * ldw + i * W::kBytes), _MM_HINT_T0);
+    __m256 wv[J];
+    for (int c = 0; c < J; ++c) wv[c] = W::Widen8(w + c * ldw + i * W::kBytes);
     for (int r = 0; r < R; ++r) {
-      for (int u = 1; u < U; ++u) acc[r][0] = _mm256_add_ps(acc[r][0], acc[r][u]);
-      float sum = vec8::HorizontalSum(acc[r][0]);
-      for (int64_t t = i; t < k; ++t) sum += x[(r0 + r) * k + t] * W::One(row + t * W::kBytes);
-      y[(r0 + r) * n + j] = sum;
+      __m256 xv = _mm256_loadu_ps(x + r * k + i);
+      // Loaded once into a register for the J products: left to itself the
+      // compiler folds the load into each multiply-add, and the loads, not
+      // the multiply-adds, set the pace.
+      asm("" : "+x"(xv));
+      for (int c = 0; c < J; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
     }
   }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < J; ++c) {
+      float sum = vec8::HorizontalSum(acc[r][c]);
+      for (int64_t t = i; t < k; ++t) sum += x[r * k + t] * W::One(w + c * ldw + t * W::kBytes);
+      y[r * ldy + c] = sum;
+    }
 }
 
+// Outputs [j0, j1) of a [n, k] matrix: J of its rows at a time, every group
+// of x's rows against them while they are in cache.
 template <typename W>
-void RowsAsOutputsAll(const float* x, int64_t m, const uint8_t* w, int64_t k, int64_t n, int64_t j0, int64_t j1,
-                      float* y) {
-  int64_t r = 0;
-  for (; r + 8 <= m; r += 8) RowsAsOutputs<8, W>(x, w, k, n, r, j0, j1, y);
-  if (r + 4 <= m) { RowsAsOutputs<4, W>(x, w, k, n, r, j0, j1, y); r += 4; }
-  if (r + 2 <= m) { RowsAsOutputs<2, W>(x, w, k, n, r, j0, j1, y); r += 2; }
-  if (r < m) RowsAsOutputs<1, W>(x, w, k, n, r, j0, j1, y);
-}
-
-// y[r, j0:j1] += sum over t < T of x[r, i + t] * W[i + t, j0:j1]: T rows of
-// a [k, n] matrix at once, each read front to back (T sequential streams,
-// which the prefetchers follow), every y vector loaded and stored once per
-// T rows instead of once per row. Two sums per vector halve the chain of
-// dependent multiply-adds.
-template <int T, typename W>
-void RowBlock(const float* x, int64_t m, const uint8_t* w, int64_t k, int64_t n, int64_t i, int64_t j0,
-              int64_t j1, float* y) {
-  const uint8_t* wi = w + i * n * W::kBytes;
-  // Element j of row t of the block.
-  auto at = [&](int t, int64_t j) { return wi + (t * n + j) * W::kBytes; };
+void RowsAsOutputs(const float* x, int64_t m, const uint8_t* w, int64_t k, int64_t ldw, int64_t j0, int64_t j1,
+                   float* y, int64_t ldy) {
+  const int64_t ldw_bytes = ldw * W::kBytes;
   int64_t j = j0;
-  if constexpr (T == 4) {
-    // Two vectors of columns per pass: each x broadcast feeds two products.
-    for (; j + 16 <= j1; j += 16) {
-      __m256 wv[T][2];
-      for (int t = 0; t < T; ++t) {
-        wv[t][0] = W::Widen8(at(t, j));
-        wv[t][1] = W::Widen8(at(t, j + 8));
+  for (; j + kOutputsPerStep <= j1; j += kOutputsPerStep) {
+    // The first group brings the next step's rows in.
+    const bool more = j + 2 * kOutputsPerStep <= j1;
+    ForRowGroups<6>(m, [&]<int R>(int64_t r0) {
+      constexpr int J = OutputsPerTile(R);
+      static_assert(kOutputsPerStep % J == 0);
+      for (int64_t c = 0; c < kOutputsPerStep; c += J) {
+        const uint8_t* rows = w + (j + c) * ldw_bytes;
+        DotTile<R, J, W>(x + r0 * k, k, rows, ldw_bytes, y + r0 * ldy + j + c, ldy,
+                         r0 == 0 && more ? rows + kOutputsPerStep * ldw_bytes : nullptr);
       }
-      for (int64_t r = 0; r < m; ++r) {
-        const float* xr = x + r * k + i;
-        float* yr = y + r * n + j;
-        __m256 a0 = _mm256_loadu_ps(yr), a1 = _mm256_loadu_ps(yr + 8);
-        __m256 x0 = _mm256_broadcast_ss(xr), x1 = _mm256_broadcast_ss(xr + 1);
-        __m256 b0 = _mm256_mul_ps(x1, wv[1][0]), b1 = _mm256_mul_ps(x1, wv[1][1]);
-        a0 = _mm256_fmadd_ps(x0, wv[0][0], a0);
-        a1 = _mm256_fmadd_ps(x0, wv[0][1], a1);
-        __m256 x2 = _mm256_broadcast_ss(xr + 2), x3 = _mm256_broadcast_ss(xr + 3);
-        a0 = _mm256_fmadd_ps(x2, wv[2][0], a0);
-        a1 = _mm256_fmadd_ps(x2, wv[2][1], a1);
-        b0 = _mm256_fmadd_ps(x3, wv[3][0], b0);
-        b1 = _mm256_fmadd_ps(x3, wv[3][1], b1);
-        _mm256_storeu_ps(yr, _mm256_add_ps(a0, b0));
-        _mm256_storeu_ps(yr + 8, _mm256_add_ps(a1, b1));
-      }
-    }
-  }
-  for (; j + 8 <= j1; j += 8) {
-    __m256 wv[T];
-    for (int t = 0; t < T; ++t) wv[t] = W::Widen8(at(t, j));
-    for (int64_t r = 0; r < m; ++r) {
-      const float* xr = x + r * k + i;
-      float* yr = y + r * n + j;
-      __m256 a = _mm256_loadu_ps(yr);
-      __m256 b = _mm256_setzero_ps();
-      for (int t = 0; t + 1 < T; t += 2) {
-        a = _mm256_fmadd_ps(_mm256_broadcast_ss(xr + t), wv[t], a);
-        b = _mm256_fmadd_ps(_mm256_broadcast_ss(xr + t + 1), wv[t + 1], b);
-      }
-      if (T % 2) a = _mm256_fmadd_ps(_mm256_broadcast_ss(xr + T - 1), wv[T - 1], a);
-      _mm256_storeu_ps(yr, _mm256_add_ps(a, b));
-    }
+    });
   }
   for (; j < j1; ++j)
-    for (int t = 0; t < T; ++t) {
-      const float wv = W::One(at(t, j));
-      for (int64_t r = 0; r < m; ++r) y[r * n + j] += x[r * k + i + t] * wv;
-    }
+    ForRowGroups<6>(m, [&]<int R>(int64_t r0) {
+      DotTile<R, 1, W>(x + r0 * k, k, w + j * ldw_bytes, ldw_bytes, y + r0 * ldy + j, ldy, nullptr);
+    });
 }
 
-// Outputs [j0, j1) of a [k, n] matrix, eight of its rows at a time.
+// Rows of a [k, n] matrix a tile reads before its sums go back to y: the
+// sums stay in registers across them, and the rows are that many
+// sequential streams the prefetchers follow.
+constexpr int64_t kRowsPerPass = 16;
+
+// y[r, 0:8V] += sum over i in [i0, i1) of x[r, i] * W[i, 0:8V] for r < R:
+// V vectors of columns of a [k, n] matrix (`w` at row 0, column 0; rows
+// `ldw` bytes apart), the sums in registers for the whole pass. (The
+// unroll pragmas keep them there: at -O2 the loops over the tile stayed
+// loops and the sums went through the stack.) When `ahead` is set, the
+// same columns of the rows there are fetched into cache meanwhile.
+template <int R, int V, typename W>
+void ColumnTile(const float* x, int64_t k, const uint8_t* w, int64_t ldw, int64_t i0, int64_t i1, float* y,
+                int64_t ldy, const uint8_t* ahead) {
+  __m256 acc[R][V];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_loadu_ps(y + r * ldy + 8 * v);
+  for (int64_t i = i0; i < i1; ++i) {
+    if (ahead != nullptr) _mm_prefetch(reinterpret_cast<const char*>(ahead + i * ldw), _MM_HINT_T0);
+    __m256 wv[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) wv[v] = W::Widen8(w + i * ldw + 8 * v * W::kBytes);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const __m256 xb = _mm256_broadcast_ss(x + r * k + i);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(xb, wv[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) _mm256_storeu_ps(y + r * ldy + 8 * v, acc[r][v]);
+}
+
+// Outputs [j0, j1) of a [k, n] matrix (rows `ldw` elements apart): passes
+// over kRowsPerPass of its rows, each walking the columns two vectors at a
+// time with every group of x's rows.
 template <typename W>
-void ColumnsAsOutputs(const float* x, int64_t m, const uint8_t* w, int64_t k, int64_t n, int64_t j0, int64_t j1,
-                      float* y) {
-  for (int64_t r = 0; r < m; ++r) std::fill(y + r * n + j0, y + r * n + j1, 0.0f);
-  int64_t i = 0;
-  for (; i + 4 <= k; i += 4) RowBlock<4, W>(x, m, w, k, n, i, j0, j1, y);
-  for (; i < k; ++i) RowBlock<1, W>(x, m, w, k, n, i, j0, j1, y);
+void ColumnsAsOutputs(const float* x, int64_t m, const uint8_t* w, int64_t k, int64_t ldw, int64_t j0, int64_t j1,
+                      float* y, int64_t ldy) {
+  for (int64_t r = 0; r < m; ++r) std::fill(y + r * ldy + j0, y + r * ldy + j1, 0.0f);
+  const int64_t ldw_bytes = ldw * W::kBytes;
+  for (int64_t i0 = 0; i0 < k; i0 += kRowsPerPass) {
+    const int64_t i1 = std::min(k, i0 + kRowsPerPass);
+    // The first group of each line's first vector brings in the next
+    // pass's rows.
+    const bool more = i1 < k;
+    auto ahead = [&](int64_t r0, int64_t j) -> const uint8_t* {
+      return r0 == 0 && more && (j * W::kBytes) % 64 == 0 ? w + j * W::kBytes + kRowsPerPass * ldw_bytes : nullptr;
+    };
+    int64_t j = j0;
+    for (; j + 16 <= j1; j += 16)
+      ForRowGroups<5>(m, [&]<int R>(int64_t r0) {
+        ColumnTile<R, 2, W>(x + r0 * k, k, w + j * W::kBytes, ldw_bytes, i0, i1, y + r0 * ldy + j, ldy,
+                            ahead(r0, j));
+      });
+    for (; j + 8 <= j1; j += 8)
+      ForRowGroups<5>(m, [&]<int R>(int64_t r0) {
+        ColumnTile<R, 1, W>(x + r0 * k, k, w + j * W::kBytes, ldw_bytes, i0, i1, y + r0 * ldy + j, ldy,
+                            ahead(r0, j));
+      });
+    for (; j < j1; ++j)
+      for (int64_t i = i0; i < i1; ++i) {
+        const float wv = W::One(w + i * ldw_bytes + j * W::kBytes);
+        for (int64_t r = 0; r < m; ++r) y[r * ldy + j] += x[r * k + i] * wv;
+      }
+  }
 }
 
 // Below this many weights a second thread costs more than it saves.
 constexpr int64_t kParallelWeights = int64_t{1} << 16;
 
 template <typename W>
-void Product(const float* x, int64_t m, const uint8_t* w, int64_t k, int64_t n, bool w_rows_are_outputs, float* y,
-             int threads) {
+void Product(const float* x, int64_t m, const uint8_t* w, int64_t k, int64_t n, bool w_rows_are_outputs,
+             int64_t ldw, float* y, int64_t ldy, int threads) {
   auto part = [&](int64_t j0, int64_t j1) {
-    if (w_rows_are_outputs) RowsAsOutputsAll<W>(x, m, w, k, n, j0, j1, y);
-    else ColumnsAsOutputs<W>(x, m, w, k, n, j0, j1, y);
+    if (w_rows_are_outputs) RowsAsOutputs<W>(x, m, w, k, ldw, j0, j1, y, ldy);
+    else ColumnsAsOutputs<W>(x, m, w, k, ldw, j0, j1, y, ldy);
   };
   const int parts = k * n >= kParallelWeights
                         ? static_cast<int>(std::min<int64_t>({threads, ThreadPool::Global().max_parallelism(), n}))
@@ -216,13 +265,13 @@ bool IsSkinnyWeightType(hlo::ElementType type) {
 }
 
 void SkinnyProduct(const float* x, int64_t m, const void* w, hlo::ElementType w_type, int64_t k, int64_t n,
-                   bool w_rows_are_outputs, float* y, int threads) {
+                   bool w_rows_are_outputs, int64_t ldw, float* y, int64_t ldy, int threads) {
   const uint8_t* wb = static_cast<const uint8_t*>(w);
   switch (w_type) {
-    case ET::kBF16: return Product<Bf16Weights>(x, m, wb, k, n, w_rows_are_outputs, y, threads);
-    case ET::kF16: return Product<F16Weights>(x, m, wb, k, n, w_rows_are_outputs, y, threads);
-    case ET::kF8E4M3FN: return Product<F8e4m3fnWeights>(x, m, wb, k, n, w_rows_are_outputs, y, threads);
-    case ET::kF8E5M2: return Product<F8e5m2Weights>(x, m, wb, k, n, w_rows_are_outputs, y, threads);
+    case ET::kBF16: return Product<Bf16Weights>(x, m, wb, k, n, w_rows_are_outputs, ldw, y, ldy, threads);
+    case ET::kF16: return Product<F16Weights>(x, m, wb, k, n, w_rows_are_outputs, ldw, y, ldy, threads);
+    case ET::kF8E4M3FN: return Product<F8e4m3fnWeights>(x, m, wb, k, n, w_rows_are_outputs, ldw, y, ldy, threads);
+    case ET::kF8E5M2: return Product<F8e5m2Weights>(x, m, wb, k, n, w_rows_are_outputs, ldw, y, ldy, threads);
     default: return;
   }
 }

@@ -20,12 +20,19 @@ inline constexpr int64_t kSkinnyRows = 16;
 // The weight types SkinnyProduct reads.
 bool IsSkinnyWeightType(hlo::ElementType type);
 
-// y[r, j] = sum_i x[r, i] * W(i, j) for r < m, j < n, i < k; x and y row
-// major. W(i, j) is element j * k + i of `w` when `w_rows_are_outputs` (W
-// stored transposed, [n, k]) and i * n + j otherwise ([k, n]); `w_type` is
-// one IsSkinnyWeightType accepts. Sums in f32.
+// y[r * ldy + j] = sum_i x[r * k + i] * W(i, j) for r < m, j < n, i < k.
+// W(i, j) is element j * ldw + i of `w` when `w_rows_are_outputs` (W
+// stored transposed, [n, k]) and i * ldw + j otherwise ([k, n]); `w_type`
+// is one IsSkinnyWeightType accepts. Sums in f32; the outputs are split
+// over up to `threads` threads.
 void SkinnyProduct(const float* x, int64_t m, const void* w, hlo::ElementType w_type, int64_t k, int64_t n,
-                   bool w_rows_are_outputs, float* y, int threads);
+                   bool w_rows_are_outputs, int64_t ldw, float* y, int64_t ldy, int threads);
+
+// The same for a dense W and y (ldw k or n, ldy n).
+inline void SkinnyProduct(const float* x, int64_t m, const void* w, hlo::ElementType w_type, int64_t k, int64_t n,
+                          bool w_rows_are_outputs, float* y, int threads) {
+  SkinnyProduct(x, m, w, w_type, k, n, w_rows_are_outputs, w_rows_are_outputs ? k : n, y, n, threads);
+}
 
 }  // namespace neuron::kernels
 

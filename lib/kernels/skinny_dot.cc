@@ -1,0 +1,221 @@
+#include "lib/kernels/skinny_dot.h"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "lib/kernels/data_movement.h"
+#include "lib/kernels/element_convert.h"
+#include "lib/kernels/gemm.h"
+#include "lib/kernels/lazy_scratch.h"
+#include "lib/kernels/low_precision_gemm.h"
+#include "lib/kernels/skinny_product.h"
+#include "lib/kernels/thread_pool.h"
+
+namespace neuron::kernels {
+namespace {
+
+using ET = hlo::ElementType;
+
+bool IsIdentity(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
+// Real floats computed in f32 (f64 keeps the general dot's f64 products).
+bool IsF32Domain(ET type) { return hlo::IsFloatingPoint(type) && !hlo::IsComplex(type) && type != ET::kF64; }
+
+int64_t Product(const std::vector<int64_t>& dims, const std::vector<int64_t>& which) {
+  int64_t p = 1;
+  for (int64_t d : which) p *= dims[d];
+  return p;
+}
+
+// Dims of a rank-`rank` operand that are neither batch nor contracting.
+std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> f;
+  for (int64_t i = 0; i < rank; ++i)
+    if (std::find(batch.begin(), batch.end(), i) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), i) == contracting.end())
+      f.push_back(i);
+  return f;
+}
+
+// An operand permuted into scratch (in its stored type) when its dims are
+// not already in the order wanted.
+class Permutation {
+ public:
+  void Init(const hlo::Shape& s, std::vector<int64_t> perm) {
+    perm_ = std::move(perm);
+    if (IsIdentity(perm_)) return;
+    std::vector<int64_t> dims;
+    for (int64_t p : perm_) dims.push_back(s.dims[p]);
+    permuted_ = Buf::Of(s.type, dims);
+    bytes_.resize(static_cast<size_t>(permuted_.bytes) + 1);
+  }
+  const uint8_t* Apply(const Buf& in) {
+    if (bytes_.empty()) return in.data;
+    permuted_.data = bytes_.data();
+    Transpose(in, perm_, permuted_);
+    return permuted_.data;
+  }
+
+ private:
+  std::vector<int64_t> perm_;
+  Buf permuted_;
+  LazyScratch bytes_;
+};
+
+class SkinnyDot : public DotKernel {
+ public:
+  // `w_is_lhs`: which operand is the matrix. False when it cannot run here.
+  bool Init(const hlo::Shape& lhs, const hlo::Shape& rhs, const hlo::DotDims& d, const hlo::Shape& out,
+            bool w_is_lhs) {
+    w_is_lhs_ = w_is_lhs;
+    const hlo::Shape& x = w_is_lhs ? rhs : lhs;
+    const hlo::Shape& w = w_is_lhs ? lhs : rhs;
+    const std::vector<int64_t>& xb = w_is_lhs ? d.rhs_batch : d.lhs_batch;
+    const std::vector<int64_t>& wb = w_is_lhs ? d.lhs_batch : d.rhs_batch;
+    const std::vector<int64_t>& xc = w_is_lhs ? d.rhs_contracting : d.lhs_contracting;
+    const std::vector<int64_t>& wc = w_is_lhs ? d.lhs_contracting : d.rhs_contracting;
+    if (xb.size() != wb.size() || xc.size() != wc.size()) return false;
+    x_type_ = x.type;
+    w_type_ = w.type;
+    out_type_ = out.type;
+    batch_ = Product(w.dims, wb);
+    k_ = Product(w.dims, wc);
+    const std::vector<int64_t> xf = FreeDims(x.rank(), xb, xc), wf = FreeDims(w.rank(), wb, wc);
+    m_ = Product(x.dims, xf);
+    n_ = Product(w.dims, wf);
+    int64_t out_count = 1;
+    for (int64_t dim : out.dims) out_count *= dim;
+    if (m_ > kSkinnyRows || batch_ * m_ * n_ != out_count) return false;
+
+    // The contracting pairs in the matrix's order of its contracting dims.
+    std::vector<size_t> pairs(wc.size());
+    std::iota(pairs.begin(), pairs.end(), 0);
+    std::sort(pairs.begin(), pairs.end(), [&](size_t a, size_t b) { return wc[a] < wc[b]; });
+    bool batch_leads = true;
+    for (size_t t = 0; t < wb.size(); ++t) batch_leads = batch_leads && wb[t] == static_cast<int64_t>(t);
+    bool adjacent = true;
+    for (size_t t = 1; t < pairs.size(); ++t) adjacent = adjacent && wc[pairs[t]] == wc[pairs[t - 1]] + 1;
+
+    std::vector<int64_t> x_perm = xb, w_perm;
+    x_perm.insert(x_perm.end(), xf.begin(), xf.end());
+    if (batch_leads && adjacent) {
+      // Read in place as [batch][P][k][Q]: P the free dims before the
+      // contracting ones, Q those after.
+      const int64_t first = wc.empty() ? static_cast<int64_t>(wb.size()) : wc[pairs[0]];
+      q_ = 1;
+      for (int64_t f : wf)
+        if (f > first) q_ *= w.dims[f];
+      for (size_t t : pairs) x_perm.push_back(xc[t]);
+      for (int64_t i = 0; i < w.rank(); ++i) w_perm.push_back(i);
+    } else {
+      // Otherwise the matrix is permuted to [batch][k][n] each call.
+      q_ = n_;
+      w_perm = wb;
+      w_perm.insert(w_perm.end(), wc.begin(), wc.end());
+      w_perm.insert(w_perm.end(), wf.begin(), wf.end());
+      x_perm.insert(x_perm.end(), xc.begin(), xc.end());
+    }
+    x_.Init(x, x_perm);
+    w_.Init(w, w_perm);
+    xs_.resize(static_cast<size_t>(m_ * k_) * sizeof(float) + 64);
+    // Sums go straight to the output where it is f32 [m, n].
+    if (w_is_lhs_ || out_type_ != ET::kF32) acc_.resize(static_cast<size_t>(m_ * n_) * sizeof(float) + 64);
+    return true;
+  }
+
+  void Run(const Buf& lhs, const Buf& rhs, Buf& out) override {
+    const uint8_t* x = x_.Apply(w_is_lhs_ ? rhs : lhs);
+    const uint8_t* w = w_.Apply(w_is_lhs_ ? lhs : rhs);
+    const int64_t x_bytes = hlo::StorageBytes(x_type_), w_bytes = hlo::StorageBytes(w_type_);
+    float* xs = reinterpret_cast<float*>(xs_.data());
+    for (int64_t b = 0; b < batch_; ++b) {
+      LoadToDomain(x_type_, x + b * m_ * k_ * x_bytes, m_ * k_, xs);
+      uint8_t* out_b = out.data + b * m_ * n_ * out.elem_size;
+      float* y = acc_.empty() ? reinterpret_cast<float*>(out_b) : reinterpret_cast<float*>(acc_.data());
+      Multiply(xs, w + b * n_ * k_ * w_bytes, w_bytes, y);
+      if (acc_.empty()) continue;
+      if (!w_is_lhs_) {
+        StoreFromDomain(out_type_, y, m_ * n_, out_b);
+        continue;
+      }
+      // The matrix's free dims come first in the output: [n, m].
+      float column[kSkinnyRows];
+      for (int64_t j = 0; j < n_; ++j) {
+        for (int64_t r = 0; r < m_; ++r) column[r] = y[r * n_ + j];
+        StoreFromDomain(out_type_, column, m_, out_b + j * m_ * out.elem_size);
+      }
+    }
+  }
+
+ private:
+  // y[m, n] = xs[m, k] . W for one batch; W is [n / q_][k][q_]. The outputs
+  // are split over the threads as whole column ranges, each thread reading
+  // its own part of W.
+  void Multiply(const float* xs, const uint8_t* w, int64_t w_bytes, float* y) const {
+    auto columns = [&](int64_t g0, int64_t g1) {
+      if (q_ == 1) {  // [n, k]: one matrix row per output
+        SkinnyProduct(xs, m_, w + g0 * k_ * w_bytes, w_type_, k_, g1 - g0, true, k_, y + g0, n_, 1);
+        return;
+      }
+      for (int64_t p = g0 / q_; p * q_ < g1; ++p) {
+        const int64_t q0 = std::max(g0, p * q_) - p * q_, q1 = std::min(g1, (p + 1) * q_) - p * q_;
+        SkinnyProduct(xs, m_, w + (p * k_ * q_ + q0) * w_bytes, w_type_, k_, q1 - q0, false, q_, y + p * q_ + q0, n_,
+                      1);
+      }
+    };
+    // Below this many weights a second thread costs more than it saves.
+    constexpr int64_t kParallelWeights = int64_t{1} << 16;
+    const int parts = k_ * n_ >= kParallelWeights
+                          ? static_cast<int>(std::min<int64_t>(
+                                {GemmThreads(), ThreadPool::Global().max_parallelism(), std::max<int64_t>(n_ / 16, 1)}))
+                          : 1;
+    if (parts < 2) {
+      columns(0, n_);
+      return;
+    }
+    // Ranges of whole vectors, so no two threads write one cache line of y.
+    ThreadPool::Global().Run(parts, [&](int t) {
+      const int64_t g0 = n_ * t / parts / 16 * 16, g1 = t + 1 == parts ? n_ : n_ * (t + 1) / parts / 16 * 16;
+      columns(g0, g1);
+    });
+  }
+
+  bool w_is_lhs_ = false;
+  ET x_type_ = ET::kInvalid, w_type_ = ET::kInvalid, out_type_ = ET::kInvalid;
+  int64_t batch_ = 1, m_ = 1, n_ = 1, k_ = 1, q_ = 1;
+  Permutation x_, w_;
+  LazyScratch xs_, acc_;
+};
+
+}  // namespace
+
+std::unique_ptr<DotKernel> PlanSkinnyDot(const hlo::Shape& lhs, const hlo::Shape& rhs, const hlo::DotDims& dims,
+                                         const hlo::Shape& out) {
+  if (!IsF32Domain(lhs.type) || !IsF32Domain(rhs.type) || !IsF32Domain(out.type)) return nullptr;
+  if (!dims.lhs_ragged.empty() || !dims.rhs_group.empty()) return nullptr;
+  // Where the CPU has a low-precision matmul (AVX512_BF16, AMX), oneDNN
+  // runs these operands as stored instead.
+  if (lhs.type == rhs.type && (out.type == ET::kF32 || out.type == lhs.type) && LowPrecisionGemmAvailable(lhs.type))
+    return nullptr;
+  if (IsByteFloat(lhs.type) && IsByteFloat(rhs.type) && LowPrecisionGemmAvailable(ET::kBF16)) return nullptr;
+  auto rows = [&](const hlo::Shape& s, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {
+    return Product(s.dims, FreeDims(s.rank(), batch, contracting));
+  };
+  const int64_t lhs_rows = rows(lhs, dims.lhs_batch, dims.lhs_contracting);
+  const int64_t rhs_rows = rows(rhs, dims.rhs_batch, dims.rhs_contracting);
+  const bool rhs_is_w = IsSkinnyWeightType(rhs.type) && lhs_rows <= kSkinnyRows;
+  const bool lhs_is_w = IsSkinnyWeightType(lhs.type) && rhs_rows <= kSkinnyRows;
+  if (!rhs_is_w && !lhs_is_w) return nullptr;
+  // Both qualify (two small operands): the larger is the matrix.
+  const bool w_is_lhs = lhs_is_w && (!rhs_is_w || lhs_rows > rhs_rows);
+  auto k = std::make_unique<SkinnyDot>();
+  if (!k->Init(lhs, rhs, dims, out, w_is_lhs)) return nullptr;
+  return k;
+}
+
+}  // namespace neuron::kernels
