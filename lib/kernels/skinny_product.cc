@@ -25,7 +25,9 @@ float OneValue(const uint8_t* p) {
 }
 
 struct Bf16Weights {
+  static constexpr bool kMendsNaN = false;  // NaN widens to NaN by itself
   static constexpr int kBytes = 2;
+  static constexpr float kScale = 1.0f;  // Widen8 gives the values themselves
   static __m256 Widen8(const uint8_t* p) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));  // f32's top half
@@ -34,7 +36,9 @@ struct Bf16Weights {
 };
 
 struct F16Weights {
+  static constexpr bool kMendsNaN = false;  // NaN widens to NaN by itself
   static constexpr int kBytes = 2;
+  static constexpr float kScale = 1.0f;  // Widen8 gives the values themselves
   static __m256 Widen8(const uint8_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
@@ -43,7 +47,9 @@ struct F16Weights {
 
 // f8e5m2 is the top byte of an f16.
 struct F8e5m2Weights {
+  static constexpr bool kMendsNaN = false;  // NaN widens to NaN by itself
   static constexpr int kBytes = 1;
+  static constexpr float kScale = 1.0f;  // Widen8 gives the values themselves
   static __m256 Widen8(const uint8_t* p) {
     const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
     return _mm256_cvtph_ps(_mm_slli_epi16(b, 8));
@@ -51,21 +57,55 @@ struct F8e5m2Weights {
   static float One(const uint8_t* p) { return OneValue<ET::kF8E5M2>(p); }
 };
 
-// f8e4m3fn's exponent and mantissa placed in an f16's (its value times
-// 2^-8, denormals included), scaled back by 256; S.1111.111 is NaN (the
-// type has no infinities).
+// f8e4m3fn's sign, exponent and mantissa placed in an f16's
+// (s.eeee.mmm -> s.0eeee.mmm0000000, three integer operations): the value
+// divided by 256 (the exponent biases are 7 and 15), denormals included.
+// Sums of these are scaled back by kScale once each, not per weight.
+// S.1111.111 is NaN (the type has no infinities): rare, so a test of
+// the eight values decides whether to mend any.
 struct F8e4m3fnWeights {
+  static constexpr bool kMendsNaN = true;
   static constexpr int kBytes = 1;
+  static constexpr float kScale = 256.0f;
+  // Eight values with no NaN among them.
+  static __m256 Widen8Finite(const uint8_t* p) {
+    return _mm256_cvtph_ps(Half8(p));
+  }
   static __m256 Widen8(const uint8_t* p) {
-    const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-    const __m128i mag = _mm_and_si128(b, _mm_set1_epi16(0x7f));
-    const __m128i sign = _mm_slli_epi16(_mm_and_si128(b, _mm_set1_epi16(0x80)), 8);
-    const __m128i h = _mm_or_si128(sign, _mm_slli_epi16(mag, 7));
-    const __m256 v = _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_set1_ps(256.0f));
-    const __m256 nan = _mm256_castsi256_ps(_mm256_cvtepi16_epi32(_mm_cmpeq_epi16(mag, _mm_set1_epi16(0x7f))));
-    return _mm256_blendv_ps(v, _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()), nan);
+    const __m128i h = Half8(p);
+    __m256 v = _mm256_cvtph_ps(h);
+    const __m128i nan = _mm_cmpeq_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7F80)), _mm_set1_epi16(0x3F80));
+    if (!_mm_testz_si128(nan, nan))
+      v = _mm256_blendv_ps(v, _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()),
+                           _mm256_castsi256_ps(_mm256_cvtepi16_epi32(nan)));
+    return v;
   }
   static float One(const uint8_t* p) { return OneValue<ET::kF8E4M3FN>(p); }
+  // Whether any of n values at p is NaN: a scan of 32 bytes per step, far
+  // cheaper than a test per eight values as they are widened.
+  static bool AnyNaN(const uint8_t* p, int64_t n) {
+    __m256i found = _mm256_setzero_si256();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+      found = _mm256_or_si256(found, _mm256_cmpeq_epi8(_mm256_or_si256(b, _mm256_set1_epi8(-128)), _mm256_set1_epi8(-1)));
+    }
+    bool any = !_mm256_testz_si256(found, found);
+    for (; i < n; ++i) any = any || (p[i] & 0x7f) == 0x7f;
+    return any;
+  }
+
+ private:
+  static __m128i Half8(const uint8_t* p) {
+    const __m128i b = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    return _mm_and_si128(_mm_srai_epi16(_mm_slli_epi16(b, 8), 1), _mm_set1_epi16(static_cast<int16_t>(0xBF80)));
+  }
+};
+
+// W's weights known to hold no NaN: widened without the mending.
+template <typename W>
+struct FiniteWeights : W {
+  static __m256 Widen8(const uint8_t* p) { return W::Widen8Finite(p); }
 };
 
 // The rows of x are taken in groups of at most kMaxRows, each group's
@@ -75,20 +115,20 @@ struct F8e4m3fnWeights {
 // each group of rows [r0, r0 + R), the groups as even as possible (11
 // rows, at most 6 a group: 5 and 6).
 template <int kMaxRows, typename Tile>
+void CallWithRows(int64_t rows, int64_t r0, const Tile& tile) {
+  if constexpr (kMaxRows > 1) {
+    if (rows < kMaxRows) return CallWithRows<kMaxRows - 1>(rows, r0, tile);
+  }
+  tile.template operator()<kMaxRows>(r0);
+}
+
+template <int kMaxRows, typename Tile>
 void ForRowGroups(int64_t m, const Tile& tile) {
-  static_assert(kMaxRows <= 6);
   const int64_t groups = (m + kMaxRows - 1) / kMaxRows;
   int64_t r0 = 0;
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t rows = (m - r0) / (groups - g);
-    switch (rows) {
-      case 1: tile.template operator()<1>(r0); break;
-      case 2: tile.template operator()<2>(r0); break;
-      case 3: tile.template operator()<3>(r0); break;
-      case 4: tile.template operator()<4>(r0); break;
-      case 5: tile.template operator()<5>(r0); break;
-      case 6: tile.template operator()<6>(r0); break;
-    }
+    CallWithRows<kMaxRows>(rows, r0, tile);
     r0 += rows;
   }
 }
@@ -108,28 +148,53 @@ constexpr int64_t kOutputsPerStep = 4;
 template <int R, int J, typename W>
 void DotTile(const float* x, int64_t k, const uint8_t* w, int64_t ldw, float* y, int64_t ldy,
              const uint8_t* ahead) {
-  __m256 acc[R][J];
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < J; ++c) acc[r][c] = _mm256_setzero_ps();
+  // One row makes only J sums: each takes alternate vectors into a second
+  // sum, so 2J chains of multiply-adds run at once.
+  constexpr int S = R == 1 ? 2 : 1;
+  __m256 acc[S][R][J];
+#pragma GCC unroll 16
+  for (int s = 0; s < S; ++s)
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+      for (int c = 0; c < J; ++c) acc[s][r][c] = _mm256_setzero_ps();
   int64_t i = 0;
   constexpr int64_t kLine = 64 / W::kBytes;  // weights in a cache line
-  for (; i + 8 <= k; i += 8) {
+  for (; i + 8 * S <= k; i += 8 * S) {
     if (ahead != nullptr && i % kLine == 0)
+#pragma GCC unroll 16
       for (int c = 0; c < J; ++c) _mm_prefetch(reinterpret_cast<const char*>(ahead + c * ldw + i * W::kBytes), _MM_HINT_T0);
-    __m256 wv[J];
-    for (int c = 0; c < J; ++c) wv[c] = W::Widen8(w + c * ldw + i * W::kBytes);
-    for (int r = 0; r < R; ++r) {
-      __m256 xv = _mm256_loadu_ps(x + r * k + i);
-      // Loaded once into a register for the J products: left to itself the
-      // compiler folds the load into each multiply-add, and the loads, not
-      // the multiply-adds, set the pace.
-      asm("" : "+x"(xv));
-      for (int c = 0; c < J; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
+#pragma GCC unroll 16
+    for (int s = 0; s < S; ++s) {
+      const int64_t is = i + 8 * s;
+      __m256 wv[J];
+#pragma GCC unroll 16
+      for (int c = 0; c < J; ++c) wv[c] = W::Widen8(w + c * ldw + is * W::kBytes);
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        __m256 xv = _mm256_loadu_ps(x + r * k + is);
+        // Loaded once into a register for the J products: left to itself
+        // the compiler folds the load into each multiply-add, and the
+        // loads, not the multiply-adds, set the pace.
+        asm("" : "+x"(xv));
+#pragma GCC unroll 16
+        for (int c = 0; c < J; ++c) acc[s][r][c] = _mm256_fmadd_ps(xv, wv[c], acc[s][r][c]);
+      }
     }
   }
+  for (; i + 8 <= k; i += 8)
+#pragma GCC unroll 16
+    for (int c = 0; c < J; ++c) {
+      const __m256 wv = W::Widen8(w + c * ldw + i * W::kBytes);
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) acc[0][r][c] = _mm256_fmadd_ps(_mm256_loadu_ps(x + r * k + i), wv, acc[0][r][c]);
+    }
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < J; ++c) {
-      float sum = vec8::HorizontalSum(acc[r][c]);
+      __m256 total = acc[0][r][c];
+      if constexpr (S == 2) total = _mm256_add_ps(total, acc[1][r][c]);
+      float sum = vec8::HorizontalSum(total);
+      if constexpr (W::kScale != 1.0f) sum *= W::kScale;
       for (int64_t t = i; t < k; ++t) sum += x[r * k + t] * W::One(w + c * ldw + t * W::kBytes);
       y[r * ldy + c] = sum;
     }
@@ -137,23 +202,41 @@ void DotTile(const float* x, int64_t k, const uint8_t* w, int64_t ldw, float* y,
 
 // Outputs [j0, j1) of a [n, k] matrix: J of its rows at a time, every group
 // of x's rows against them while they are in cache.
+// kOutputsPerStep outputs from row j of a [n, k] matrix, every group of
+// x's rows against them while they are in cache.
+template <typename W>
+void OutputStep(const float* x, int64_t m, const uint8_t* w, int64_t k, int64_t ldw_bytes, int64_t j, bool more,
+                float* y, int64_t ldy) {
+  ForRowGroups<6>(m, [&]<int R>(int64_t r0) {
+    constexpr int J = OutputsPerTile(R);
+    static_assert(kOutputsPerStep % J == 0);
+    for (int64_t c = 0; c < kOutputsPerStep; c += J) {
+      const uint8_t* rows = w + (j + c) * ldw_bytes;
+      // The first group brings the next step's rows in.
+      DotTile<R, J, W>(x + r0 * k, k, rows, ldw_bytes, y + r0 * ldy + j + c, ldy,
+                       r0 == 0 && more ? rows + kOutputsPerStep * ldw_bytes : nullptr);
+    }
+  });
+}
+
+// Outputs [j0, j1) of a [n, k] matrix, kOutputsPerStep of its rows at a
+// time; rows a scan finds free of NaN are widened without mending it.
 template <typename W>
 void RowsAsOutputs(const float* x, int64_t m, const uint8_t* w, int64_t k, int64_t ldw, int64_t j0, int64_t j1,
                    float* y, int64_t ldy) {
   const int64_t ldw_bytes = ldw * W::kBytes;
   int64_t j = j0;
   for (; j + kOutputsPerStep <= j1; j += kOutputsPerStep) {
-    // The first group brings the next step's rows in.
     const bool more = j + 2 * kOutputsPerStep <= j1;
-    ForRowGroups<6>(m, [&]<int R>(int64_t r0) {
-      constexpr int J = OutputsPerTile(R);
-      static_assert(kOutputsPerStep % J == 0);
-      for (int64_t c = 0; c < kOutputsPerStep; c += J) {
-        const uint8_t* rows = w + (j + c) * ldw_bytes;
-        DotTile<R, J, W>(x + r0 * k, k, rows, ldw_bytes, y + r0 * ldy + j + c, ldy,
-                         r0 == 0 && more ? rows + kOutputsPerStep * ldw_bytes : nullptr);
+    if constexpr (W::kMendsNaN) {
+      bool nan = false;
+      for (int64_t c = 0; c < kOutputsPerStep; ++c) nan = nan || W::AnyNaN(w + (j + c) * ldw_bytes, k);
+      if (!nan) {
+        OutputStep<FiniteWeights<W>>(x, m, w, k, ldw_bytes, j, more, y, ldy);
+        continue;
       }
-    });
+    }
+    OutputStep<W>(x, m, w, k, ldw_bytes, j, more, y, ldy);
   }
   for (; j < j1; ++j)
     ForRowGroups<6>(m, [&]<int R>(int64_t r0) {
@@ -179,7 +262,10 @@ void ColumnTile(const float* x, int64_t k, const uint8_t* w, int64_t ldw, int64_
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_loadu_ps(y + r * ldy + 8 * v);
+    for (int v = 0; v < V; ++v) {
+      acc[r][v] = _mm256_loadu_ps(y + r * ldy + 8 * v);
+      if constexpr (W::kScale != 1.0f) acc[r][v] = _mm256_mul_ps(acc[r][v], _mm256_set1_ps(1.0f / W::kScale));
+    }
   for (int64_t i = i0; i < i1; ++i) {
     if (ahead != nullptr) _mm_prefetch(reinterpret_cast<const char*>(ahead + i * ldw), _MM_HINT_T0);
     __m256 wv[V];
@@ -195,7 +281,10 @@ void ColumnTile(const float* x, int64_t k, const uint8_t* w, int64_t ldw, int64_
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) _mm256_storeu_ps(y + r * ldy + 8 * v, acc[r][v]);
+    for (int v = 0; v < V; ++v) {
+      if constexpr (W::kScale != 1.0f) acc[r][v] = _mm256_mul_ps(acc[r][v], _mm256_set1_ps(W::kScale));
+      _mm256_storeu_ps(y + r * ldy + 8 * v, acc[r][v]);
+    }
 }
 
 // Outputs [j0, j1) of a [k, n] matrix (rows `ldw` elements apart): passes
@@ -214,17 +303,30 @@ void ColumnsAsOutputs(const float* x, int64_t m, const uint8_t* w, int64_t k, in
     auto ahead = [&](int64_t r0, int64_t j) -> const uint8_t* {
       return r0 == 0 && more && (j * W::kBytes) % 64 == 0 ? w + j * W::kBytes + kRowsPerPass * ldw_bytes : nullptr;
     };
+    // V vectors of columns from column j for every group of rows (at most
+    // kMaxRows a group); the rows' values are scanned for NaN first where
+    // the type needs its NaN mended.
+    auto chunk = [&]<int V, int kMaxRows>(int64_t j) {
+      auto tiles = [&]<typename Widen>() {
+        ForRowGroups<kMaxRows>(m, [&]<int R>(int64_t r0) {
+          ColumnTile<R, V, Widen>(x + r0 * k, k, w + j * W::kBytes, ldw_bytes, i0, i1, y + r0 * ldy + j, ldy,
+                                  ahead(r0, j));
+        });
+      };
+      if constexpr (W::kMendsNaN) {
+        bool nan = false;
+        for (int64_t i = i0; i < i1; ++i) nan = nan || W::AnyNaN(w + i * ldw_bytes + j * W::kBytes, 8 * V);
+        if (!nan) return tiles.template operator()<FiniteWeights<W>>();
+      }
+      tiles.template operator()<W>();
+    };
     int64_t j = j0;
-    for (; j + 16 <= j1; j += 16)
-      ForRowGroups<5>(m, [&]<int R>(int64_t r0) {
-        ColumnTile<R, 2, W>(x + r0 * k, k, w + j * W::kBytes, ldw_bytes, i0, i1, y + r0 * ldy + j, ldy,
-                            ahead(r0, j));
-      });
-    for (; j + 8 <= j1; j += 8)
-      ForRowGroups<5>(m, [&]<int R>(int64_t r0) {
-        ColumnTile<R, 1, W>(x + r0 * k, k, w + j * W::kBytes, ldw_bytes, i0, i1, y + r0 * ldy + j, ldy,
-                            ahead(r0, j));
-      });
+    // One or two rows make few sums: four vectors of columns at a time
+    // give them enough to hide the multiply-add's latency.
+    if (m <= 2)
+      for (; j + 32 <= j1; j += 32) chunk.template operator()<4, 2>(j);
+    for (; j + 16 <= j1; j += 16) chunk.template operator()<2, 5>(j);
+    for (; j + 8 <= j1; j += 8) chunk.template operator()<1, 5>(j);
     for (; j < j1; ++j)
       for (int64_t i = i0; i < i1; ++i) {
         const float wv = W::One(w + i * ldw_bytes + j * W::kBytes);

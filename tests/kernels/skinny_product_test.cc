@@ -79,6 +79,28 @@ TEST(SkinnyProductTest, Fp8WidensEveryValueExactly) {
 }
 
 
+TEST(SkinnyProductTest, Fp8WidensEveryValueExactlyInTheVectorPath) {
+  // Each output's row of W is one byte then seven zeros, and x is all
+  // ones: a whole vector of weights, widened in registers, makes the sum
+  // (the k = 1 test above reaches only the scalar tail for [n, k]).
+  for (ET type : {ET::kF8E4M3FN, ET::kF8E5M2}) {
+    constexpr int64_t k = 8;
+    std::vector<float> x(k, 1.0f);
+    std::vector<uint8_t> w(256 * k, 0);
+    for (int b = 0; b < 256; ++b) w[b * k] = static_cast<uint8_t>(b);
+    std::vector<float> y(256);
+    SkinnyProduct(x.data(), 1, w.data(), type, k, 256, true, y.data(), 1);
+    for (int b = 0; b < 256; ++b) {
+      const double want = LoadDouble(type, w.data(), b * k);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(y[b])) << "byte " << b;
+      } else {
+        EXPECT_EQ(y[b], want) << "byte " << b << " type " << static_cast<int>(type);
+      }
+    }
+  }
+}
+
 TEST(SkinnyProductTest, DotsOfActivationsAndFp8WeightsRunAsStored) {
   // What dot-convert-folding leaves: bf16 rows times f8e4m3fn weights, in
   // both weight layouts, few rows (the skinny product) and many (the
