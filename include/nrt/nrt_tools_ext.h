@@ -82,6 +82,10 @@ void nrt_tools_set_bootstrap_listener(int fd);
    kept while they stay unchanged. Writes through the address after this
    call are not seen; call nrt_tensor_get_va again before making any. */
 NRT_STATUS nrt_tools_tensor_written(nrt_tensor_t *tensor);
+/* Trips of the outermost while loop in the model's last execution (a
+   generate loop makes one a token), so a caller can report time per trip;
+   0 when the program ran no loop or has not run. */
+NRT_STATUS nrt_tools_last_loop_trips(const nrt_model_t *model, uint64_t *trips);
 /* Frees a string the functions above returned. */
 void nrt_tools_free(char *json);
 

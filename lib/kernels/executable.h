@@ -88,6 +88,9 @@ struct ExecOptions {
 struct RunStats {
   bool has_nonfinite = false;              // some output holds NaN or Inf
   std::string first_nonfinite_instruction; // with find_first_nonfinite
+  // Trips of the outermost while loop that made the most (a generate loop:
+  // one a token); 0 when the program ran no loop.
+  int64_t loop_trips = 0;
 };
 
 struct MemoryUsage {

@@ -31,6 +31,9 @@ struct RunCtx {
   ScratchArena* scratch = nullptr;
   // Cancellation / deadline check; called between steps and per loop trip.
   absl::Status Check() const;
+  // While loops running around the current step (RunStats::loop_trips
+  // counts the outermost ones).
+  int loop_depth = 0;
 };
 
 struct Step {

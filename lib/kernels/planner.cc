@@ -1001,6 +1001,14 @@ absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr)
           if (outs[i]->bytes && init[i]->data != state[i]->data)
             std::memcpy(state[i]->data, init[i]->data, outs[i]->bytes);
         }
+        // Trips of an outermost loop go to the run's stats.
+        struct Depth {
+          RunCtx& ctx;
+          explicit Depth(RunCtx& c) : ctx(c) { ++ctx.loop_depth; }
+          ~Depth() { --ctx.loop_depth; }
+        } depth(ctx);
+        const bool outermost = ctx.loop_depth == 1;
+        int64_t trips = 0;
         while (true) {
           absl::Status st = ctx.Check();
           if (!st.ok()) return st;
@@ -1013,6 +1021,7 @@ absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr)
             if (body->root_in_place[i]) body->root[i]->data = state[i]->data;
           st = RunPlan(*body, ctx);
           if (!st.ok()) return st;
+          ++trips;
           for (size_t i = 0; i < n; ++i) {
             const uint8_t* result = body->root[i]->data;
             if (spill[i] && result != state[i]->data && outs[i]->bytes)
@@ -1025,6 +1034,7 @@ absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr)
           }
         }
         for (size_t i = 0; i < outs.size(); ++i) outs[i]->data = state[i]->data;
+        if (outermost && ctx.stats != nullptr) ctx.stats->loop_trips = std::max(ctx.stats->loop_trips, trips);
         return absl::OkStatus();
       }, {}});
       return absl::OkStatus();

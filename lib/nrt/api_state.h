@@ -8,6 +8,7 @@
 #ifndef NEURON_LIB_NRT_API_STATE_H_
 #define NEURON_LIB_NRT_API_STATE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -35,6 +36,9 @@ struct nrt_model {
   neuron::runtime::ExecuteOptions options;
   // nrt_tools_set_model_feed's adapter; options.feed points to it.
   std::unique_ptr<neuron::kernels::HostFeed> feed;
+  // Trips of the outermost while loop in the last execution that ran
+  // (nrt_tools_last_loop_trips); executions may run on several threads.
+  std::atomic<int64_t> last_loop_trips{0};
 };
 
 // A tensor: storage owned (device/host allocation), the caller's memory

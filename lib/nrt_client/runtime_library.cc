@@ -89,6 +89,7 @@ absl::StatusOr<const RuntimeLibrary*> RuntimeLibrary::Get() {
     Resolve(handle, "nrt_tools_set_model_feed", &e.set_model_feed);
     Resolve(handle, "nrt_tools_set_bootstrap_listener", &e.set_bootstrap_listener);
     Resolve(handle, "nrt_tools_tensor_written", &e.tensor_written);
+    Resolve(handle, "nrt_tools_last_loop_trips", &e.last_loop_trips);
     if (e.describe_model == nullptr || e.describe_core_memory == nullptr || e.free == nullptr) {
       e.describe_model = nullptr;
       e.describe_core_memory = nullptr;

@@ -55,6 +55,7 @@ struct ExtraFunctions {
   decltype(&::nrt_tools_set_model_feed) set_model_feed = nullptr;
   decltype(&::nrt_tools_set_bootstrap_listener) set_bootstrap_listener = nullptr;
   decltype(&::nrt_tools_tensor_written) tensor_written = nullptr;
+  decltype(&::nrt_tools_last_loop_trips) last_loop_trips = nullptr;
   decltype(&::nrt_tools_free) free = nullptr;
 };
 

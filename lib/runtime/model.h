@@ -113,6 +113,8 @@ struct ExecuteResult {
   // NEURON_FAIL_ON_NAN is set and the status is NUM_ERR: callers must fail.
   bool fail = false;
   uint64_t nanos = 0;
+  // kernels::RunStats::loop_trips: the outermost loop's trips (0: none).
+  int64_t loop_trips = 0;
 };
 
 class Model {

@@ -335,6 +335,50 @@ TEST_F(ExecToolTest, JsonIsOneDocument) {
   EXPECT_LE(lat["p50"].get<double>(), lat["max"].get<double>());
 }
 
+// A program that loops (a generate loop) is timed per trip as well: the
+// trips of its outermost loop, and each execution's time over them.
+TEST_F(ExecToolTest, BenchmarkReportsTimePerLoopTrip) {
+  const char* loop = R"(HloModule loop
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(7)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[4] get-tuple-element(s), index=1
+  w = f32[4] add(v, v)
+  ROOT t = (s32[], f32[4]) tuple(j, w)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(z, x)
+  l = (s32[], f32[4]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(l), index=1
+})";
+  const std::string neff = WriteNeff(loop, "loop.neff");
+  ToolResult r = Exec({neff, "--random-inputs", "--json", "-n", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json b = json::parse(r.out)["benchmark"];
+  EXPECT_EQ(b["loop_trips"], 7);
+  const json& per_trip = b["per_trip_us"];
+  EXPECT_LE(per_trip["min"].get<double>(), per_trip["max"].get<double>());
+  EXPECT_LE(per_trip["max"].get<double>() * 7, b["latency_us"]["max"].get<double>() + 0.01);
+  EXPECT_GT(per_trip["max"].get<double>() * 7, b["latency_us"]["max"].get<double>() * 0.99);
+  ToolResult text = Exec({neff, "--random-inputs", "-n", "5"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("per loop trip (7 trips an execution)"), std::string::npos) << text.out;
+  // A program without a loop has no per-trip figures.
+  ToolResult plain = Exec({WriteNeff(kAddHlo, "add.neff"), "--random-inputs", "--json", "-n", "3"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_FALSE(json::parse(plain.out)["benchmark"].contains("loop_trips"));
+}
+
 TEST_F(ExecToolTest, PlotDrawsEachCoresLatencyDistribution) {
   const std::string neff = WriteNeff(kAddHlo, "add.neff");
   const std::string svg_path = dir_ + "/latency.svg";

@@ -145,6 +145,70 @@ ENTRY e {
   }
 }
 
+TEST(ExecutorTest, CountsTheOutermostLoopsTrips) {
+  // An outer loop of `n` trips whose body runs an inner loop of 5: the
+  // stats count the outer loop's trips (a generate loop's tokens).
+  const char* text = R"(HloModule m
+inner_cond {
+  s = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  five = s32[] constant(5)
+  ROOT lt = pred[] compare(i, five), direction=LT
+}
+inner_body {
+  s = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[2] get-tuple-element(s), index=1
+  w = f32[2] add(v, v)
+  ROOT t = (s32[], f32[2]) tuple(j, w)
+}
+outer_cond {
+  s = (s32[], s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+outer_body {
+  s = (s32[], s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[2] get-tuple-element(s), index=2
+  z = s32[] constant(0)
+  init = (s32[], f32[2]) tuple(z, v)
+  l = (s32[], f32[2]) while(init), condition=inner_cond, body=inner_body
+  w = f32[2] get-tuple-element(l), index=1
+  ROOT t = (s32[], s32[], f32[2]) tuple(j, n, w)
+}
+ENTRY e {
+  n = s32[] parameter(0)
+  x = f32[2] parameter(1)
+  z = s32[] constant(0)
+  init = (s32[], s32[], f32[2]) tuple(z, n, x)
+  l = (s32[], s32[], f32[2]) while(init), condition=outer_cond, body=outer_body
+  ROOT r = f32[2] get-tuple-element(l), index=2
+})";
+  for (int n : {0, 1, 3}) {
+    std::vector<Tensor> in = {MakeTensor(ET::kS32, {}, {static_cast<double>(n)}), MakeTensor(ET::kF32, {2}, {1, 2})};
+    RunStats stats;
+    stats.loop_trips = -1;
+    auto r = RunText(text, in, ExecOptions{}, &stats);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(stats.loop_trips, n);
+    // 2^(5n) times the input: the inner loop ran 5 trips per outer one.
+    EXPECT_EQ(Values((*r)[0])[1], 2.0 * std::pow(2.0, 5 * n));
+  }
+  // No loop at all: none counted.
+  RunStats stats;
+  auto r = RunText("HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT n = f32[2] negate(a)\n}\n",
+                   {MakeTensor(ET::kF32, {2}, {1, 2})}, ExecOptions{}, &stats);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(stats.loop_trips, 0);
+}
+
 TEST(ExecutorTest, RejectsWrongInputs) {
   const char* text = R"(HloModule m
 ENTRY e {

@@ -280,6 +280,7 @@ struct alignas(64) Replica {
   std::string error_text;
   NRT_STATUS last = NRT_SUCCESS;             // the last execution's status
   std::string numerical_report;              // with NRT_EXEC_COMPLETED_WITH_NUM_ERR
+  uint64_t loop_trips = 0;                   // the last execution's outermost loop trips
 
   Replica() = default;
   Replica(const Replica&) = delete;
@@ -398,6 +399,9 @@ absl::Status FillInputs(const ExecRequest& request, const std::vector<BoundInput
 bool ExecuteOnce(const RuntimeSession& rt, Replica& r) {
   const NRT_STATUS s = rt.sdk().execute(r.model->handle(), r.input_set, r.output_set);
   r.last = s;
+  if (rt.ext().last_loop_trips != nullptr &&
+      rt.ext().last_loop_trips(r.model->handle(), &r.loop_trips) != NRT_SUCCESS)
+    r.loop_trips = 0;
   if (s == NRT_SUCCESS) return true;
   if (s == NRT_EXEC_COMPLETED_WITH_NUM_ERR) {
     // The report is the library's last error (where it has the extras).
@@ -463,6 +467,15 @@ json StatsJson(const LatencyStats& s) {
                 {"max", s.max_us},
                 {"mean", s.mean_us}}},
               {"throughput_per_s", s.throughput}};
+}
+
+// Latency per trip of the program's outermost loop (a generate loop: per
+// token), each execution's time over its trips.
+LatencyStats PerTrip(const std::vector<uint64_t>& samples_ns, uint64_t wall_ns, uint64_t trips) {
+  std::vector<uint64_t> per_trip;
+  per_trip.reserve(samples_ns.size());
+  for (uint64_t ns : samples_ns) per_trip.push_back(ns / trips);
+  return ComputeLatencyStats(per_trip, wall_ns / trips);
 }
 
 std::string StatsLine(const LatencyStats& s) {
@@ -818,7 +831,19 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
         return Error(std::string(s.message()));
       }
     }
+    // A program that loops (a generate loop) is also timed per trip: per
+    // token, for an LLM.
+    const uint64_t trips = replicas.front().loop_trips;
     json b = StatsJson(total);
+    if (trips > 0) {
+      const LatencyStats t = PerTrip(all, window_ns, trips);
+      absl::StrAppend(&text, absl::StrFormat("per loop trip (%d trips an execution): latency (us): min %.3f  p50 %.3f  "
+                                             "p90 %.3f  p99 %.3f  max %.3f\n",
+                                             trips, t.min_us, t.p50_us, t.p90_us, t.p99_us, t.max_us));
+      b["loop_trips"] = trips;
+      b["per_trip_us"] = {{"min", t.min_us}, {"p50", t.p50_us}, {"p90", t.p90_us},
+                          {"p99", t.p99_us}, {"max", t.max_us}, {"mean", t.mean_us}};
+    }
     b["iterations"] = iterations;
     b["warmup"] = warmup;
     b["window_s"] = static_cast<double>(window_ns) * 1e-9;
