@@ -27,6 +27,18 @@ foreign() {
 }
 calls() { awk -v f="$1" '$1 == f { n += $2 } END { print n + 0 }' "$work/counts" 2>/dev/null; }
 
+# The stand-in exports every function the SDK's headers declare (126, from
+# include/nrt: tests/standin/gen_forwarders.py) and nothing of ours.
+declared="$(cd "$ROOT" && python3 -c '
+import sys; sys.path.insert(0, "tests/standin")
+import gen_forwarders; print("\n".join(sorted(n for n, _, _ in gen_forwarders.declarations())))')"
+exported="$(nm -D --defined-only "$work/foreign/libnrt.so.1" | awk '$2 == "T" { print $3 }' | sort)"
+if [ -n "$declared" ] && [ "$declared" = "$exported" ]; then
+  pass "the stand-in exports the SDK's $(echo "$declared" | wc -l) functions and no others"
+else
+  fail "the stand-in's exports differ from the SDK's functions: $(diff <(echo "$declared") <(echo "$exported") | head -5 | tr '\n' ' ')"
+fi
+
 neff="$work/mlp.neff"
 "$BUILD_DIR/neuron-compile" compile "$ROOT/examples/mlp.hlo" -o "$neff" -q || fail "cannot compile mlp.hlo"
 

@@ -1,7 +1,9 @@
 // A stand-in libnrt.so.1 for tests/checks/foreign_runtime.sh: a runtime
 // library that is not the project's, as the SDK's would be to the tools.
-// It exports only SDK functions (standin.map: no nrt_get_last_error, no
-// nrt_tools_* extras) and forwards each to the project's real library,
+// It exports the SDK's functions, all 126 and nothing else (standin.map:
+// no nrt_get_last_error, no nrt_tools_* extras; forwarders.inc and the map
+// are written by gen_forwarders.py from include/nrt), and forwards each to
+// the project's real library,
 // opened from the path NRT_STANDIN_REAL names, counting the calls. At exit
 // the counts go to the file NRT_STANDIN_COUNTS names, one "function count"
 // a line, so the check can see which calls came through here.
@@ -11,9 +13,14 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "nrt/ndebug_stream.h"
 #include "nrt/nrt.h"
+#include "nrt/nrt_async.h"
+#include "nrt/nrt_async_sendrecv.h"
 #include "nrt/nrt_experimental.h"
+#include "nrt/nrt_profile.h"
 #include "nrt/nrt_status.h"
+#include "nrt/nrt_sys_trace.h"
 #include "nrt/nrt_version.h"
 
 namespace {
