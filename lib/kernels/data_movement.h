@@ -17,6 +17,12 @@ namespace neuron::kernels {
 void Broadcast(const Buf& in, const std::vector<int64_t>& dims, Buf& out);
 // out dim i = in dim perm[i]; blocked so both sides stay in cache.
 void Transpose(const Buf& in, const std::vector<int64_t>& perm, Buf& out);
+// Whether perm leaves every dim where it is (a Transpose that copies).
+inline bool IsIdentityPermutation(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
 void Slice(const Buf& in, const std::vector<hlo::SliceDim>& slice, Buf& out);
 // Start indices: one scalar buffer per dim; clamped to stay in bounds.
 void DynamicSlice(const Buf& in, const std::vector<const Buf*>& starts, Buf& out);

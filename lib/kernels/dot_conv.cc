@@ -22,12 +22,6 @@ namespace {
 
 using ET = hlo::ElementType;
 
-bool IsIdentity(const std::vector<int64_t>& perm) {
-  for (size_t i = 0; i < perm.size(); ++i)
-    if (perm[i] != static_cast<int64_t>(i)) return false;
-  return true;
-}
-
 std::vector<int64_t> Permuted(const std::vector<int64_t>& dims, const std::vector<int64_t>& perm) {
   std::vector<int64_t> r;
   for (int64_t p : perm) r.push_back(dims[p]);
@@ -42,7 +36,7 @@ class OperandPrep {
     type_ = s.type;
     dom_ = dom;
     perm_ = std::move(perm);
-    identity_ = IsIdentity(perm_);
+    identity_ = IsIdentityPermutation(perm_);
     in_place_ = identity_ && DomainOf(type_) == dom &&
                 (type_ == ET::kF32 || type_ == ET::kF64 || type_ == ET::kS64 || type_ == ET::kU64);
     permuted_ = Buf::Of(type_, Permuted(s.dims, perm_));
@@ -225,14 +219,14 @@ class GeneralDot : public DotKernel {
     lmk.insert(lmk.end(), d.lhs_contracting.begin(), d.lhs_contracting.end());
     lkm.insert(lkm.end(), d.lhs_contracting.begin(), d.lhs_contracting.end());
     lkm.insert(lkm.end(), lf.begin(), lf.end());
-    ta_ = !IsIdentity(lmk) && IsIdentity(lkm);
+    ta_ = !IsIdentityPermutation(lmk) && IsIdentityPermutation(lkm);
     lhs_.Init(lhs, ta_ ? lkm : lmk, dom_);
     std::vector<int64_t> rkn = d.rhs_batch, rnk = d.rhs_batch;
     rkn.insert(rkn.end(), d.rhs_contracting.begin(), d.rhs_contracting.end());
     rkn.insert(rkn.end(), rf.begin(), rf.end());
     rnk.insert(rnk.end(), rf.begin(), rf.end());
     rnk.insert(rnk.end(), d.rhs_contracting.begin(), d.rhs_contracting.end());
-    tb_ = !IsIdentity(rkn) && IsIdentity(rnk);
+    tb_ = !IsIdentityPermutation(rkn) && IsIdentityPermutation(rnk);
     rhs_.Init(rhs, tb_ ? rnk : rkn, dom_);
     out_in_place_ = DomainOf(out.type) == dom_ &&
                     (out.type == ET::kF32 || out.type == ET::kF64 || out.type == ET::kS64 || out.type == ET::kU64);
@@ -575,7 +569,7 @@ class ConvKernel : public DotKernel {
     // The result goes straight into the output when that is laid out
     // canonically and oneDNN can write its type; else as f32 into
     // canon_out_ for StoreCanonical.
-    direct_out_ = IsIdentity(out_perm_) && (out_type_ == ET::kF32 || (bf16_ && out_type_ == ET::kBF16));
+    direct_out_ = IsIdentityPermutation(out_perm_) && (out_type_ == ET::kF32 || (bf16_ && out_type_ == ET::kBF16));
     const ET result = direct_out_ ? out_type_ : ET::kF32;
     DnnlConvShape shape{bf16_ ? ET::kBF16 : ET::kF32, result, n_, c_, o_, fgc_, in_sp_, k_sp_, out_sp_, {}, {}, {}, {}};
     if (bgc_ != 1 || !WindowForDnnl(&shape)) return;

@@ -17,12 +17,6 @@ namespace {
 
 using ET = hlo::ElementType;
 
-bool IsIdentity(const std::vector<int64_t>& perm) {
-  for (size_t i = 0; i < perm.size(); ++i)
-    if (perm[i] != static_cast<int64_t>(i)) return false;
-  return true;
-}
-
 // Real floats computed in f32 (f64 keeps the general dot's f64 products).
 bool IsF32Domain(ET type) { return hlo::IsFloatingPoint(type) && !hlo::IsComplex(type) && type != ET::kF64; }
 
@@ -48,7 +42,7 @@ class Permutation {
  public:
   void Init(const hlo::Shape& s, std::vector<int64_t> perm) {
     perm_ = std::move(perm);
-    if (IsIdentity(perm_)) return;
+    if (IsIdentityPermutation(perm_)) return;
     std::vector<int64_t> dims;
     for (int64_t p : perm_) dims.push_back(s.dims[p]);
     permuted_ = Buf::Of(s.type, dims);
@@ -168,9 +162,7 @@ class SkinnyDot : public DotKernel {
                       1);
       }
     };
-    // Below this many weights a second thread costs more than it saves.
-    constexpr int64_t kParallelWeights = int64_t{1} << 16;
-    const int parts = k_ * n_ >= kParallelWeights
+    const int parts = k_ * n_ >= kSkinnyParallelWeights
                           ? static_cast<int>(std::min<int64_t>(
                                 {GemmThreads(), ThreadPool::Global().max_parallelism(), std::max<int64_t>(n_ / 16, 1)}))
                           : 1;

@@ -342,9 +342,6 @@ void ColumnsAsOutputs(const float* x, int64_t m, const uint8_t* w, int64_t k, in
   }
 }
 
-// Below this many weights a second thread costs more than it saves.
-constexpr int64_t kParallelWeights = int64_t{1} << 16;
-
 template <typename W>
 void Product(const float* x, int64_t m, const uint8_t* w, int64_t k, int64_t n, bool w_rows_are_outputs,
              int64_t ldw, float* y, int64_t ldy, int threads) {
@@ -352,7 +349,7 @@ void Product(const float* x, int64_t m, const uint8_t* w, int64_t k, int64_t n, 
     if (w_rows_are_outputs) RowsAsOutputs<W>(x, m, w, k, ldw, j0, j1, y, ldy);
     else ColumnsAsOutputs<W>(x, m, w, k, ldw, j0, j1, y, ldy);
   };
-  const int parts = k * n >= kParallelWeights
+  const int parts = k * n >= kSkinnyParallelWeights
                         ? static_cast<int>(std::min<int64_t>({threads, ThreadPool::Global().max_parallelism(), n}))
                         : 1;
   if (parts < 2) {

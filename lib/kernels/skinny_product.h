@@ -16,6 +16,8 @@ namespace neuron::kernels {
 
 // Rows up to which the product reads W once for all of them.
 inline constexpr int64_t kSkinnyRows = 16;
+// Weights below which a second thread costs more than it saves.
+inline constexpr int64_t kSkinnyParallelWeights = int64_t{1} << 16;
 
 // The weight types SkinnyProduct reads.
 bool IsSkinnyWeightType(hlo::ElementType type);
