@@ -1,7 +1,8 @@
-// Parsing the .npy members of a program package in place (the program
+// The .npy members of a program package viewed in place (the program
 // stores each large constant as one .npy member so users can inspect it with
-// numpy.load; lib/support/npy writes their headers). Unlike npy::Parse, the
-// data is a view, not a copy, and any dtype descriptor is accepted.
+// numpy.load; lib/support/npy writes their headers). The header is read by
+// lib/tensorfile's parser, the project's one; the data is a view, not a
+// copy.
 #ifndef NEURON_LIB_PROGRAM_NPY_H_
 #define NEURON_LIB_PROGRAM_NPY_H_
 

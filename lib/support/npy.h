@@ -1,7 +1,7 @@
-// NumPy .npy files (format versions 1, 2 and 3): reading and writing
-// C-ordered arrays of the dtypes the toolchain exchanges: <f2 <f4 <f8, <c8 <c16,
-// <i1..<i8, <u1..<u8, |b1, and bf16 as 2-byte void ('|V2') or as '<u2' bit
-// patterns. Fortran-ordered files are refused with a clear error.
+// Writing NumPy .npy files: headers (version 1.0, 2.0 when needed) and
+// whole C-ordered arrays. Reading is lib/tensorfile's, the project's one
+// .npy parser (tensorfile::ParseNpyHeader; tensorfile/npy_array.h reads a
+// whole small array into an Array).
 #ifndef NEURON_LIB_SUPPORT_NPY_H_
 #define NEURON_LIB_SUPPORT_NPY_H_
 
@@ -24,11 +24,6 @@ struct Array {
   // Bytes per element of descr (0 when unknown).
   int item_size() const;
 };
-
-// Parses .npy bytes; `name` prefixes error messages (a file name).
-absl::StatusOr<Array> Parse(std::string_view bytes, std::string_view name);
-// Reads a file ("-" reads stdin).
-absl::StatusOr<Array> ReadFile(const std::string& path);
 
 // The magic, version, header length and header dict of a C-order array,
 // padded with spaces so that the data starts at a multiple of `alignment`

@@ -11,6 +11,7 @@
 #include "lib/program/npy.h"
 #include "lib/literal_io/npy_literal.h"
 #include "lib/support/npy.h"
+#include "lib/tensorfile/npy_array.h"
 #include "tests/support/tool_runner.h"
 
 namespace neuron {
@@ -20,16 +21,14 @@ std::string Npy(std::string_view descr, const std::vector<int64_t>& shape, size_
   return npy::Header(descr, shape) + std::string(data_bytes, '\x01');
 }
 
-// `trailing_ok`: npy::Parse, like numpy.load, ignores bytes after the data.
-void ExpectRefused(const std::string& bytes, const std::string& what, bool trailing_ok = false) {
+void ExpectRefused(const std::string& bytes, const std::string& what) {
   absl::StatusOr<hlo::Literal> t = literal_io::ParseNpyTensor(bytes, "big.npy");
   ASSERT_FALSE(t.ok()) << what;
   std::string msg(t.status().message());
   EXPECT_EQ(msg.rfind("big.npy: ", 0), 0u) << what << ": " << msg;
   EXPECT_EQ(msg.find('\n'), std::string::npos) << what << ": " << msg;
   EXPECT_FALSE(program::ParseNpy(bytes).ok()) << what;
-  if (trailing_ok) return;
-  absl::StatusOr<npy::Array> a = npy::Parse(bytes, "big.npy");
+  absl::StatusOr<npy::Array> a = tensorfile::ParseNpyArray(bytes, "big.npy");
   ASSERT_FALSE(a.ok()) << what;
   EXPECT_EQ(std::string(a.status().message()).find('\n'), std::string::npos) << what;
 }
@@ -44,7 +43,7 @@ TEST(NpyBoundsTest, HeaderClaimingMoreThanTheDataIsRefused) {
   ExpectRefused(Npy("<f8", {int64_t{1} << 62, 8}, 100), "f64[2^62,8]");
   ExpectRefused(Npy("<f8", {int64_t{1} << 61}, 100), "f64[2^61]");
   ExpectRefused(Npy("<f4", {25}, 99), "one byte short");
-  ExpectRefused(Npy("<f4", {25}, 101), "one byte long", /*trailing_ok=*/true);
+  ExpectRefused(Npy("<f4", {25}, 101), "one byte long");
   // The exact size loads.
   absl::StatusOr<hlo::Literal> ok = literal_io::ParseNpyTensor(Npy("<f4", {5, 5}, 100), "ok.npy");
   ASSERT_TRUE(ok.ok()) << ok.status();
@@ -61,7 +60,7 @@ TEST(NpyBoundsTest, FuzzerRegressions) {
     ss << in.rdbuf();
     std::string bytes = ss.str();
     (void)literal_io::ParseNpyTensor(bytes, "fuzz.npy");
-    (void)npy::Parse(bytes, "fuzz.npy");
+    (void)tensorfile::ParseNpyArray(bytes, "fuzz.npy");
     (void)program::ParseNpy(bytes);
   }
 }

@@ -1,5 +1,6 @@
-// libFuzzer target for the .npy readers: any bytes through npy::Parse
-// (lib/support), program::ParseNpy and neuron-exec's ParseNpyTensor, and a
+// libFuzzer target for the .npy readers: any bytes through
+// tensorfile::ParseNpyArray, program::ParseNpy and neuron-exec's
+// ParseNpyTensor (all on lib/tensorfile's one header parser), and a
 // parsed tensor back out through NpyBytes. Nothing may crash, hang or
 // allocate more than the input justifies.
 #include <cstddef>
@@ -8,12 +9,12 @@
 
 #include "lib/program/npy.h"
 #include "lib/literal_io/npy_literal.h"
-#include "lib/support/npy.h"
+#include "lib/tensorfile/npy_array.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   volatile size_t sink = 0;
-  if (auto a = neuron::npy::Parse(bytes, "fuzz.npy"); a.ok()) sink = sink + a->data.size();
+  if (auto a = neuron::tensorfile::ParseNpyArray(bytes, "fuzz.npy"); a.ok()) sink = sink + a->data.size();
   if (auto a = neuron::program::ParseNpy(bytes); a.ok()) {
     for (char c : a->data) sink = sink + static_cast<unsigned char>(c);
   }

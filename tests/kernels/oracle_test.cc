@@ -35,6 +35,7 @@
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/executable.h"
 #include "lib/support/npy.h"
+#include "lib/tensorfile/npy_array.h"
 #include "tests/support/corpus_known.h"
 #include "tests/support/tool_runner.h"
 
@@ -271,7 +272,7 @@ TEST(OracleTest, CorpusMatchesReferenceEvaluator) {
     std::string problem;
     const auto& specs = (*exe)->input_specs();
     for (size_t i = 0; i < specs.size() && problem.empty(); ++i) {
-      auto a = npy::ReadFile(absl::StrCat(c.dir, "/in", i, ".npy"));
+      auto a = tensorfile::ReadNpyArray(absl::StrCat(c.dir, "/in", i, ".npy"));
       if (!a.ok()) { problem = std::string(a.status().message()); break; }
       auto t = ToTensor(*a, specs[i]);
       if (!t.ok()) { problem = absl::StrCat("input ", i, ": ", std::string(t.status().message())); break; }
@@ -287,7 +288,7 @@ TEST(OracleTest, CorpusMatchesReferenceEvaluator) {
     if (problem.empty() && std::filesystem::exists(absl::StrCat(c.dir, "/out", outs.size(), ".npy")))
       problem = absl::StrCat("we produced ", outs.size(), " outputs, the reference more");
     for (size_t j = 0; j < outs.size() && problem.empty(); ++j) {
-      auto ref = npy::ReadFile(absl::StrCat(c.dir, "/out", j, ".npy"));
+      auto ref = tensorfile::ReadNpyArray(absl::StrCat(c.dir, "/out", j, ".npy"));
       if (!ref.ok()) { problem = absl::StrCat("output ", j, ": ", std::string(ref.status().message())); break; }
       std::string diff = Compare(outs[j], *ref);
       if (!diff.empty()) problem = absl::StrCat("output ", j, " (", outs[j].ShapeString(), "): ", diff);
