@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "lib/plot/latency_plot.h"
+#include "tools/neuron-exec/latency_cdf.h"
 #include "lib/plot/plplot_library.h"
 #include "lib/plot/svg_render.h"
 #include "tests/support/svg_text.h"

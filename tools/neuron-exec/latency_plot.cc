@@ -1,7 +1,7 @@
 #include "tools/neuron-exec/latency_plot.h"
 
 #include "absl/strings/str_cat.h"
-#include "lib/plot/latency_plot.h"
+#include "tools/neuron-exec/latency_cdf.h"
 #include "lib/plot/svg_render.h"
 
 namespace neuron::exec_tool {

@@ -1,5 +1,5 @@
 // neuron-exec --plot: the benchmark's latencies as a picture (one CDF per
-// core, p50/p90/p99 marked; lib/plot/latency_plot.h), written whole or not
+// core, p50/p90/p99 marked; tools/neuron-exec/latency_cdf.h), written whole or not
 // at all.
 #ifndef NEURON_TOOLS_NEURON_EXEC_LATENCY_PLOT_H_
 #define NEURON_TOOLS_NEURON_EXEC_LATENCY_PLOT_H_

@@ -1,4 +1,4 @@
-#include "lib/plot/latency_plot.h"
+#include "tools/neuron-exec/latency_cdf.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,8 +3,8 @@
 // A CDF rather than a histogram: it needs no bin width, several cores
 // overlay without hiding each other, and a percentile is read off where
 // the curve crosses its level.
-#ifndef NEURON_LIB_PLOT_LATENCY_PLOT_H_
-#define NEURON_LIB_PLOT_LATENCY_PLOT_H_
+#ifndef NEURON_TOOLS_NEURON_EXEC_LATENCY_CDF_H_
+#define NEURON_TOOLS_NEURON_EXEC_LATENCY_CDF_H_
 
 #include <string>
 #include <string_view>
@@ -40,4 +40,4 @@ absl::StatusOr<std::string> RenderLatencySvg(const Drawer& drawer, std::string_v
 
 }  // namespace neuron::plot
 
-#endif  // NEURON_LIB_PLOT_LATENCY_PLOT_H_
+#endif  // NEURON_TOOLS_NEURON_EXEC_LATENCY_CDF_H_
