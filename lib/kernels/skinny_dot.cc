@@ -63,9 +63,10 @@ class Permutation {
 
 class SkinnyDot : public DotKernel {
  public:
-  // `w_is_lhs`: which operand is the matrix. False when it cannot run here.
+  // `w_is_lhs`: which operand is the matrix. False when it cannot run here,
+  // or, with `in_place_only`, when the matrix would have to be permuted.
   bool Init(const hlo::Shape& lhs, const hlo::Shape& rhs, const hlo::DotDims& d, const hlo::Shape& out,
-            bool w_is_lhs) {
+            bool w_is_lhs, bool in_place_only) {
     w_is_lhs_ = w_is_lhs;
     const hlo::Shape& x = w_is_lhs ? rhs : lhs;
     const hlo::Shape& w = w_is_lhs ? lhs : rhs;
@@ -107,6 +108,7 @@ class SkinnyDot : public DotKernel {
       for (size_t t : pairs) x_perm.push_back(xc[t]);
       for (int64_t i = 0; i < w.rank(); ++i) w_perm.push_back(i);
     } else {
+      if (in_place_only) return false;
       // Otherwise the matrix is permuted to [batch][k][n] each call.
       q_ = n_;
       w_perm = wb;
@@ -202,11 +204,33 @@ std::unique_ptr<DotKernel> PlanSkinnyDot(const hlo::Shape& lhs, const hlo::Shape
   const int64_t rhs_rows = rows(rhs, dims.rhs_batch, dims.rhs_contracting);
   const bool rhs_is_w = IsSkinnyWeightType(rhs.type) && lhs_rows <= kSkinnyRows;
   const bool lhs_is_w = IsSkinnyWeightType(lhs.type) && rhs_rows <= kSkinnyRows;
-  if (!rhs_is_w && !lhs_is_w) return nullptr;
-  // Both qualify (two small operands): the larger is the matrix.
-  const bool w_is_lhs = lhs_is_w && (!rhs_is_w || lhs_rows > rhs_rows);
+  if (rhs_is_w || lhs_is_w) {
+    // Both qualify (two small operands): the larger is the matrix.
+    const bool w_is_lhs = lhs_is_w && (!rhs_is_w || lhs_rows > rhs_rows);
+    auto k = std::make_unique<SkinnyDot>();
+    if (!k->Init(lhs, rhs, dims, out, w_is_lhs, /*in_place_only=*/false)) return nullptr;
+    return k;
+  }
+  // An f32 matrix the general dot reads in place ([k, n] or [n, k]) stays
+  // there, at the memory's speed; one it would permute every call (gemma's
+  // q, k and v einsums: [heads, d_model, head_dim]) is read in place here.
+  auto general_reads_in_place = [](const hlo::Shape& s, const std::vector<int64_t>& batch,
+                                   const std::vector<int64_t>& contracting) {
+    const std::vector<int64_t> free = FreeDims(s.rank(), batch, contracting);
+    std::vector<int64_t> bcf = batch, bfc = batch;
+    bcf.insert(bcf.end(), contracting.begin(), contracting.end());
+    bcf.insert(bcf.end(), free.begin(), free.end());
+    bfc.insert(bfc.end(), free.begin(), free.end());
+    bfc.insert(bfc.end(), contracting.begin(), contracting.end());
+    return IsIdentityPermutation(bcf) || IsIdentityPermutation(bfc);
+  };
+  const bool rhs_is_f32_w = rhs.type == ET::kF32 && lhs_rows <= kSkinnyRows &&
+                            !general_reads_in_place(rhs, dims.rhs_batch, dims.rhs_contracting);
+  const bool lhs_is_f32_w = lhs.type == ET::kF32 && rhs_rows <= kSkinnyRows && !rhs_is_f32_w &&
+                            !general_reads_in_place(lhs, dims.lhs_batch, dims.lhs_contracting);
+  if (!rhs_is_f32_w && !lhs_is_f32_w) return nullptr;
   auto k = std::make_unique<SkinnyDot>();
-  if (!k->Init(lhs, rhs, dims, out, w_is_lhs)) return nullptr;
+  if (!k->Init(lhs, rhs, dims, out, lhs_is_f32_w, /*in_place_only=*/true)) return nullptr;
   return k;
 }
 

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "lib/kernels/element_convert.h"
@@ -33,6 +34,20 @@ struct Bf16Weights {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));  // f32's top half
   }
   static float One(const uint8_t* p) { return OneValue<ET::kBF16>(p); }
+};
+
+// f32 as it is: for matrices the general product would have to permute
+// first (see PlanSkinnyDot).
+struct F32Weights {
+  static constexpr bool kMendsNaN = false;
+  static constexpr int kBytes = 4;
+  static constexpr float kScale = 1.0f;
+  static __m256 Widen8(const uint8_t* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
+  static float One(const uint8_t* p) {
+    float f;
+    std::memcpy(&f, p, sizeof f);
+    return f;
+  }
 };
 
 struct F16Weights {
@@ -378,6 +393,7 @@ void SkinnyProduct(const float* x, int64_t m, const void* w, hlo::ElementType w_
     case ET::kF16: return Product<F16Weights>(x, m, wb, k, n, w_rows_are_outputs, ldw, y, ldy, threads);
     case ET::kF8E4M3FN: return Product<F8e4m3fnWeights>(x, m, wb, k, n, w_rows_are_outputs, ldw, y, ldy, threads);
     case ET::kF8E5M2: return Product<F8e5m2Weights>(x, m, wb, k, n, w_rows_are_outputs, ldw, y, ldy, threads);
+    case ET::kF32: return Product<F32Weights>(x, m, wb, k, n, w_rows_are_outputs, ldw, y, ldy, threads);
     default: return;
   }
 }

@@ -19,14 +19,14 @@ inline constexpr int64_t kSkinnyRows = 16;
 // Weights below which a second thread costs more than it saves.
 inline constexpr int64_t kSkinnyParallelWeights = int64_t{1} << 16;
 
-// The weight types SkinnyProduct reads.
+// The narrow weight types SkinnyProduct reads as stored (it reads f32 too).
 bool IsSkinnyWeightType(hlo::ElementType type);
 
 // y[r * ldy + j] = sum_i x[r * k + i] * W(i, j) for r < m, j < n, i < k.
 // W(i, j) is element j * ldw + i of `w` when `w_rows_are_outputs` (W
 // stored transposed, [n, k]) and i * ldw + j otherwise ([k, n]); `w_type`
-// is one IsSkinnyWeightType accepts. Sums in f32; the outputs are split
-// over up to `threads` threads.
+// is one IsSkinnyWeightType accepts, or f32. Sums in f32; the outputs are
+// split over up to `threads` threads.
 void SkinnyProduct(const float* x, int64_t m, const void* w, hlo::ElementType w_type, int64_t k, int64_t n,
                    bool w_rows_are_outputs, int64_t ldw, float* y, int64_t ldy, int threads);
 

@@ -174,6 +174,43 @@ TEST(SkinnyDotTest, EveryLayoutAndTypeMatchesTheDefinition) {
   SetGemmThreads(1);
 }
 
+TEST(SkinnyDotTest, F32MatricesTheGeneralDotWouldPermuteAreReadInPlace) {
+  struct F32Case {
+    Case c;
+    bool planned;
+  };
+  const std::vector<F32Case> cases = {
+      {{"q einsum", {1, 3, 24}, {4, 24, 16}, Dims({}, {2}, {}, {1})}, true},
+      {{"kv einsum: matrix lhs", {2, 1, 24, 16}, {1, 3, 24}, Dims({}, {2}, {}, {2})}, true},
+      // The general dot reads these in place already.
+      {{"[k, n]", {3, 24}, {24, 40}, Dims({}, {1}, {}, {0})}, false},
+      {{"[n, k]", {3, 24}, {40, 24}, Dims({}, {1}, {}, {1})}, false},
+      // Here both would permute: left to the general dot.
+      {{"contracting dims apart", {3, 4, 6}, {4, 40, 6}, Dims({}, {1, 2}, {}, {0, 2})}, false},
+  };
+  for (const F32Case& fc : cases) {
+    const Case& c = fc.c;
+    const bool w_is_lhs = c.name.find("matrix lhs") != std::string::npos;
+    std::vector<double> lv(Count(c.lhs)), rv(Count(c.rhs));
+    for (size_t i = 0; i < lv.size(); ++i) lv[i] = static_cast<double>(static_cast<int64_t>((i * 7) % 13) - 6) * 0.25;
+    for (size_t i = 0; i < rv.size(); ++i) rv[i] = static_cast<double>(static_cast<int64_t>((i * 5) % 9) - 4) * 0.5;
+    std::vector<int64_t> out_dims;
+    const std::vector<double> want = ReferenceDot(c, lv, rv, &out_dims);
+    const ET lhs_type = w_is_lhs ? ET::kF32 : ET::kBF16, rhs_type = w_is_lhs ? ET::kBF16 : ET::kF32;
+    for (ET x_type : {ET::kBF16, ET::kF32}) {
+      const hlo::Shape ls{w_is_lhs ? lhs_type : x_type, c.lhs}, rs{w_is_lhs ? x_type : rhs_type, c.rhs};
+      std::unique_ptr<DotKernel> kernel = PlanSkinnyDot(ls, rs, c.dims, {ET::kF32, out_dims});
+      ASSERT_EQ(kernel != nullptr, fc.planned) << c.name;
+      if (kernel == nullptr) continue;
+      std::vector<uint8_t> lstore, rstore, ostore;
+      Buf lhs = Filled(ls.type, c.lhs, lv, lstore), rhs = Filled(rs.type, c.rhs, rv, rstore);
+      Buf out = Filled(ET::kF32, out_dims, std::vector<double>(Count(out_dims), -99.0), ostore);
+      kernel->Run(lhs, rhs, out);
+      for (int64_t i = 0; i < out.count; ++i) ASSERT_EQ(LoadDouble(ET::kF32, out.data, i), want[i]) << c.name << " at " << i;
+    }
+  }
+}
+
 TEST(SkinnyDotTest, LeavesWhatItDoesNotServeToTheGeneralDot) {
   const hlo::DotDims d = Dims({}, {1}, {}, {0});
   // Seventeen rows, f32 weights, f64, an integer matrix.
