@@ -83,9 +83,11 @@ void nrt_tools_set_bootstrap_listener(int fd);
    call are not seen; call nrt_tensor_get_va again before making any. */
 NRT_STATUS nrt_tools_tensor_written(nrt_tensor_t *tensor);
 /* Trips of the outermost while loop in the model's last execution (a
-   generate loop makes one a token), so a caller can report time per trip;
-   0 when the program ran no loop or has not run. */
-NRT_STATUS nrt_tools_last_loop_trips(const nrt_model_t *model, uint64_t *trips);
+   generate loop makes one a token) and, where loop_ns is not NULL, the
+   time that loop took from its start to its end (a prompt's prefill before
+   it left out), so a caller can report time per trip; 0 and 0 when the
+   program ran no loop or has not run. */
+NRT_STATUS nrt_tools_last_loop_trips(const nrt_model_t *model, uint64_t *trips, uint64_t *loop_ns);
 /* Frees a string the functions above returned. */
 void nrt_tools_free(char *json);
 

@@ -89,8 +89,11 @@ struct RunStats {
   bool has_nonfinite = false;              // some output holds NaN or Inf
   std::string first_nonfinite_instruction; // with find_first_nonfinite
   // Trips of the outermost while loop that made the most (a generate loop:
-  // one a token); 0 when the program ran no loop.
+  // one a token), and the time that loop took, from its start to its end
+  // (what ran before it, a prompt's prefill, is not in it); 0 when the
+  // program ran no loop.
   int64_t loop_trips = 0;
+  int64_t loop_ns = 0;
 };
 
 struct MemoryUsage {

@@ -1008,6 +1008,7 @@ absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr)
           ~Depth() { --ctx.loop_depth; }
         } depth(ctx);
         const bool outermost = ctx.loop_depth == 1;
+        const auto loop_start = std::chrono::steady_clock::now();
         int64_t trips = 0;
         while (true) {
           absl::Status st = ctx.Check();
@@ -1034,7 +1035,12 @@ absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr)
           }
         }
         for (size_t i = 0; i < outs.size(); ++i) outs[i]->data = state[i]->data;
-        if (outermost && ctx.stats != nullptr) ctx.stats->loop_trips = std::max(ctx.stats->loop_trips, trips);
+        if (outermost && ctx.stats != nullptr && trips > ctx.stats->loop_trips) {
+          ctx.stats->loop_trips = trips;
+          ctx.stats->loop_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now() - loop_start)
+                                   .count();
+        }
         return absl::OkStatus();
       }, {}});
       return absl::OkStatus();

@@ -158,6 +158,7 @@ NRT_STATUS ExecuteModel(nrt_model* model, const TensorSet& inputs, TensorSet& ou
   absl::StatusOr<runtime::ExecuteResult> result = model->model->Execute(in, out, model->options);
   if (!result.ok()) return Fail(function, result.status());
   model->last_loop_trips.store(result->loop_trips, std::memory_order_relaxed);
+  model->last_loop_ns.store(result->loop_ns, std::memory_order_relaxed);
   for (nrt_tensor* t : written) t->MarkWritten();
   if (result->status != NRT_SUCCESS) {
     if (result->fail) return Fail(result->status, result->numerical_report);

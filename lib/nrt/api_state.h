@@ -36,9 +36,12 @@ struct nrt_model {
   neuron::runtime::ExecuteOptions options;
   // nrt_tools_set_model_feed's adapter; options.feed points to it.
   std::unique_ptr<neuron::kernels::HostFeed> feed;
-  // Trips of the outermost while loop in the last execution that ran
-  // (nrt_tools_last_loop_trips); executions may run on several threads.
+  // Trips of the outermost while loop in the last execution that ran, and
+  // that loop's time (nrt_tools_last_loop_trips). Executions may run on
+  // several threads: while two run at once a reader may pair one's trips
+  // with the other's time.
   std::atomic<int64_t> last_loop_trips{0};
+  std::atomic<int64_t> last_loop_ns{0};
 };
 
 // A tensor: storage owned (device/host allocation), the caller's memory

@@ -96,13 +96,14 @@ void nrt_tools_set_load_name(const char* name, const char* path) {
   t_load_path = path != nullptr ? path : "";
 }
 
-NRT_STATUS nrt_tools_last_loop_trips(const nrt_model_t* model, uint64_t* trips) {
+NRT_STATUS nrt_tools_last_loop_trips(const nrt_model_t* model, uint64_t* trips, uint64_t* loop_ns) {
   const char* kFn = "nrt_tools_last_loop_trips";
   if (model == nullptr || model->model == nullptr) {
     return Fail(NRT_INVALID_HANDLE, absl::StrFormat("%s: null or unloaded model", kFn));
   }
   if (trips == nullptr) return Fail(NRT_INVALID, absl::StrFormat("%s: null result pointer", kFn));
   *trips = static_cast<uint64_t>(model->last_loop_trips.load(std::memory_order_relaxed));
+  if (loop_ns != nullptr) *loop_ns = static_cast<uint64_t>(model->last_loop_ns.load(std::memory_order_relaxed));
   return NRT_SUCCESS;
 }
 

@@ -221,6 +221,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   ExecuteResult result;
   result.nanos = nanos;
   result.loop_trips = stats.loop_trips;
+  result.loop_ns = stats.loop_ns;
   if (verbosity != config::NumericalVerbosity::kNone) {
     std::string where;
     int64_t nan = 0, inf = 0;

@@ -113,8 +113,10 @@ struct ExecuteResult {
   // NEURON_FAIL_ON_NAN is set and the status is NUM_ERR: callers must fail.
   bool fail = false;
   uint64_t nanos = 0;
-  // kernels::RunStats::loop_trips: the outermost loop's trips (0: none).
+  // kernels::RunStats::loop_trips/loop_ns: the outermost loop's trips and
+  // its own time (0: none).
   int64_t loop_trips = 0;
+  int64_t loop_ns = 0;
 };
 
 class Model {

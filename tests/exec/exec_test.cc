@@ -336,7 +336,7 @@ TEST_F(ExecToolTest, JsonIsOneDocument) {
 }
 
 // A program that loops (a generate loop) is timed per trip as well: the
-// trips of its outermost loop, and each execution's time over them.
+// trips of its outermost loop, and the loop's own time over them.
 TEST_F(ExecToolTest, BenchmarkReportsTimePerLoopTrip) {
   const char* loop = R"(HloModule loop
 cond {
@@ -368,8 +368,9 @@ ENTRY main {
   EXPECT_EQ(b["loop_trips"], 7);
   const json& per_trip = b["per_trip_us"];
   EXPECT_LE(per_trip["min"].get<double>(), per_trip["max"].get<double>());
+  // The loop's own time over its trips: within each execution's latency.
+  EXPECT_GT(per_trip["min"].get<double>(), 0.0);
   EXPECT_LE(per_trip["max"].get<double>() * 7, b["latency_us"]["max"].get<double>() + 0.01);
-  EXPECT_GT(per_trip["max"].get<double>() * 7, b["latency_us"]["max"].get<double>() * 0.99);
   ToolResult text = Exec({neff, "--random-inputs", "-n", "5"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("per loop trip (7 trips an execution)"), std::string::npos) << text.out;

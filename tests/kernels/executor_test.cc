@@ -198,6 +198,7 @@ ENTRY e {
     auto r = RunText(text, in, ExecOptions{}, &stats);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(stats.loop_trips, n);
+    EXPECT_EQ(stats.loop_ns > 0, n > 0) << stats.loop_ns;
     // 2^(5n) times the input: the inner loop ran 5 trips per outer one.
     EXPECT_EQ(Values((*r)[0])[1], 2.0 * std::pow(2.0, 5 * n));
   }
@@ -207,6 +208,7 @@ ENTRY e {
                    {MakeTensor(ET::kF32, {2}, {1, 2})}, ExecOptions{}, &stats);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(stats.loop_trips, 0);
+  EXPECT_EQ(stats.loop_ns, 0);
 }
 
 TEST(ExecutorTest, RejectsWrongInputs) {

@@ -97,12 +97,14 @@ TEST_F(ToolsExtTest, ExtrasRefuseBadHandles) {
   EXPECT_EQ(nrt_tools_describe_core_memory(9999, &text), NRT_INVALID);
   EXPECT_EQ(text, nullptr);
   EXPECT_EQ(nrt_tools_set_model_feed(nullptr, nullptr), NRT_INVALID_HANDLE);
-  uint64_t trips = 99;
-  EXPECT_EQ(nrt_tools_last_loop_trips(nullptr, &trips), NRT_INVALID_HANDLE);
-  EXPECT_EQ(nrt_tools_last_loop_trips(model_, nullptr), NRT_INVALID);
-  // Not executed yet: no trips.
-  EXPECT_EQ(nrt_tools_last_loop_trips(model_, &trips), NRT_SUCCESS);
+  uint64_t trips = 99, loop_ns = 99;
+  EXPECT_EQ(nrt_tools_last_loop_trips(nullptr, &trips, &loop_ns), NRT_INVALID_HANDLE);
+  EXPECT_EQ(nrt_tools_last_loop_trips(model_, nullptr, &loop_ns), NRT_INVALID);
+  // Not executed yet: no trips; the time is optional.
+  EXPECT_EQ(nrt_tools_last_loop_trips(model_, &trips, &loop_ns), NRT_SUCCESS);
   EXPECT_EQ(trips, 0u);
+  EXPECT_EQ(loop_ns, 0u);
+  EXPECT_EQ(nrt_tools_last_loop_trips(model_, &trips, nullptr), NRT_SUCCESS);
 }
 
 }  // namespace

@@ -281,6 +281,8 @@ struct alignas(64) Replica {
   NRT_STATUS last = NRT_SUCCESS;             // the last execution's status
   std::string numerical_report;              // with NRT_EXEC_COMPLETED_WITH_NUM_ERR
   uint64_t loop_trips = 0;                   // the last execution's outermost loop trips
+  uint64_t loop_ns = 0;                      // and that loop's own time
+  std::vector<uint64_t> trip_ns;             // per measured execution: loop_ns / loop_trips
 
   Replica() = default;
   Replica(const Replica&) = delete;
@@ -399,9 +401,11 @@ absl::Status FillInputs(const ExecRequest& request, const std::vector<BoundInput
 bool ExecuteOnce(const RuntimeSession& rt, Replica& r) {
   const NRT_STATUS s = rt.sdk().execute(r.model->handle(), r.input_set, r.output_set);
   r.last = s;
-  if (rt.ext().last_loop_trips != nullptr &&
-      rt.ext().last_loop_trips(r.model->handle(), &r.loop_trips) != NRT_SUCCESS)
+  if (rt.ext().last_loop_trips == nullptr ||
+      rt.ext().last_loop_trips(r.model->handle(), &r.loop_trips, &r.loop_ns) != NRT_SUCCESS) {
     r.loop_trips = 0;
+    r.loop_ns = 0;
+  }
   if (s == NRT_SUCCESS) return true;
   if (s == NRT_EXEC_COMPLETED_WITH_NUM_ERR) {
     // The report is the library's last error (where it has the extras).
@@ -440,6 +444,7 @@ void RunReplica(const RuntimeSession& rt, Replica& r, int64_t warmup, int64_t it
     }
     r.samples_ns.push_back(
         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+    if (r.loop_trips > 0) r.trip_ns.push_back(r.loop_ns / r.loop_trips);
     if (progress != nullptr) progress->Update(static_cast<uint64_t>(i + 1), "executions");
   }
   r.timed_end = Clock::now();
@@ -467,15 +472,6 @@ json StatsJson(const LatencyStats& s) {
                 {"max", s.max_us},
                 {"mean", s.mean_us}}},
               {"throughput_per_s", s.throughput}};
-}
-
-// Latency per trip of the program's outermost loop (a generate loop: per
-// token), each execution's time over its trips.
-LatencyStats PerTrip(const std::vector<uint64_t>& samples_ns, uint64_t wall_ns, uint64_t trips) {
-  std::vector<uint64_t> per_trip;
-  per_trip.reserve(samples_ns.size());
-  for (uint64_t ns : samples_ns) per_trip.push_back(ns / trips);
-  return ComputeLatencyStats(per_trip, wall_ns / trips);
 }
 
 std::string StatsLine(const LatencyStats& s) {
@@ -835,8 +831,12 @@ int RunExecRank(const ExecRequest& request, const RankContext& job) {
     // token, for an LLM.
     const uint64_t trips = replicas.front().loop_trips;
     json b = StatsJson(total);
-    if (trips > 0) {
-      const LatencyStats t = PerTrip(all, window_ns, trips);
+    std::vector<uint64_t> trip_ns;
+    for (const Replica& r : replicas) trip_ns.insert(trip_ns.end(), r.trip_ns.begin(), r.trip_ns.end());
+    if (trips > 0 && !trip_ns.empty()) {
+      // Each execution's loop time over its trips: the loop's own time, so
+      // a prompt's prefill before the loop is not spread over the tokens.
+      const LatencyStats t = ComputeLatencyStats(trip_ns, 0);
       absl::StrAppend(&text, absl::StrFormat("per loop trip (%d trips an execution): latency (us): min %.3f  p50 %.3f  "
                                              "p90 %.3f  p99 %.3f  max %.3f\n",
                                              trips, t.min_us, t.p50_us, t.p90_us, t.p99_us, t.max_us));
