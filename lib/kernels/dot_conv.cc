@@ -196,15 +196,8 @@ class GeneralDot : public DotKernel {
       return absl::UnimplementedError("dot mixing complex and real operands");
     lhs_type_ = lhs.type;
     rhs_type_ = rhs.type;
-    auto free_dims = [](int64_t rank, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-      std::vector<int64_t> f;
-      for (int64_t i = 0; i < rank; ++i)
-        if (std::find(a.begin(), a.end(), i) == a.end() && std::find(b.begin(), b.end(), i) == b.end())
-          f.push_back(i);
-      return f;
-    };
-    std::vector<int64_t> lf = free_dims(lhs.rank(), d.lhs_batch, d.lhs_contracting);
-    std::vector<int64_t> rf = free_dims(rhs.rank(), d.rhs_batch, d.rhs_contracting);
+    const std::vector<int64_t> lf = DotFreeDims(lhs.rank(), d.lhs_batch, d.lhs_contracting);
+    const std::vector<int64_t> rf = DotFreeDims(rhs.rank(), d.rhs_batch, d.rhs_contracting);
     batch_ = 1;
     for (int64_t b : d.lhs_batch) batch_ *= lhs.dims[b];
     m_ = 1;
@@ -214,20 +207,13 @@ class GeneralDot : public DotKernel {
     k_ = 1;
     for (int64_t c : d.lhs_contracting) k_ *= lhs.dims[c];
     // lhs as [B, M, K] or, when cheaper, [B, K, M] (transposed GEMM).
-    std::vector<int64_t> lmk = d.lhs_batch, lkm = d.lhs_batch;
-    lmk.insert(lmk.end(), lf.begin(), lf.end());
-    lmk.insert(lmk.end(), d.lhs_contracting.begin(), d.lhs_contracting.end());
-    lkm.insert(lkm.end(), d.lhs_contracting.begin(), d.lhs_contracting.end());
-    lkm.insert(lkm.end(), lf.begin(), lf.end());
-    ta_ = !IsIdentityPermutation(lmk) && IsIdentityPermutation(lkm);
-    lhs_.Init(lhs, ta_ ? lkm : lmk, dom_);
-    std::vector<int64_t> rkn = d.rhs_batch, rnk = d.rhs_batch;
-    rkn.insert(rkn.end(), d.rhs_contracting.begin(), d.rhs_contracting.end());
-    rkn.insert(rkn.end(), rf.begin(), rf.end());
-    rnk.insert(rnk.end(), rf.begin(), rf.end());
-    rnk.insert(rnk.end(), d.rhs_contracting.begin(), d.rhs_contracting.end());
-    tb_ = !IsIdentityPermutation(rkn) && IsIdentityPermutation(rnk);
-    rhs_.Init(rhs, tb_ ? rnk : rkn, dom_);
+    const DotOperandOrders lo = DotOperandOrdersOf(lhs.rank(), d.lhs_batch, d.lhs_contracting);
+    ta_ = !IsIdentityPermutation(lo.free_first) && IsIdentityPermutation(lo.contracting_first);
+    lhs_.Init(lhs, ta_ ? lo.contracting_first : lo.free_first, dom_);
+    // rhs as [B, K, N] or [B, N, K].
+    const DotOperandOrders ro = DotOperandOrdersOf(rhs.rank(), d.rhs_batch, d.rhs_contracting);
+    tb_ = !IsIdentityPermutation(ro.contracting_first) && IsIdentityPermutation(ro.free_first);
+    rhs_.Init(rhs, tb_ ? ro.free_first : ro.contracting_first, dom_);
     out_in_place_ = DomainOf(out.type) == dom_ &&
                     (out.type == ET::kF32 || out.type == ET::kF64 || out.type == ET::kS64 || out.type == ET::kU64);
     if (!out_in_place_) result_.resize(batch_ * m_ * n_ * DomainBytes(dom_) + 16);
@@ -838,6 +824,27 @@ class ConvKernel : public DotKernel {
 };
 
 }  // namespace
+
+std::vector<int64_t> DotFreeDims(int64_t rank, const std::vector<int64_t>& batch,
+                                 const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> f;
+  for (int64_t i = 0; i < rank; ++i)
+    if (std::find(batch.begin(), batch.end(), i) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), i) == contracting.end())
+      f.push_back(i);
+  return f;
+}
+
+DotOperandOrders DotOperandOrdersOf(int64_t rank, const std::vector<int64_t>& batch,
+                                    const std::vector<int64_t>& contracting) {
+  const std::vector<int64_t> free = DotFreeDims(rank, batch, contracting);
+  DotOperandOrders o{batch, batch};
+  o.contracting_first.insert(o.contracting_first.end(), contracting.begin(), contracting.end());
+  o.contracting_first.insert(o.contracting_first.end(), free.begin(), free.end());
+  o.free_first.insert(o.free_first.end(), free.begin(), free.end());
+  o.free_first.insert(o.free_first.end(), contracting.begin(), contracting.end());
+  return o;
+}
 
 absl::StatusOr<std::unique_ptr<DotKernel>> PlanDot(const hlo::Shape& lhs, const hlo::Shape& rhs,
                                                    const hlo::DotDims& dims,

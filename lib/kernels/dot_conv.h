@@ -5,7 +5,9 @@
 #ifndef NEURON_LIB_KERNELS_DOT_CONV_H_
 #define NEURON_LIB_KERNELS_DOT_CONV_H_
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "lib/hlo/instruction.h"
@@ -18,6 +20,20 @@ class DotKernel {
   virtual ~DotKernel() = default;
   virtual void Run(const Buf& lhs, const Buf& rhs, Buf& out) = 0;
 };
+
+// The dims of a dot operand of rank `rank` that are neither batch nor
+// contracting, in order.
+std::vector<int64_t> DotFreeDims(int64_t rank, const std::vector<int64_t>& batch,
+                                 const std::vector<int64_t>& contracting);
+
+// A dot operand's dims as [batch, contracting, free] and as [batch, free,
+// contracting]: the two orders a GEMM reads in place (one transposed).
+// Either being the identity means the operand needs no permute.
+struct DotOperandOrders {
+  std::vector<int64_t> contracting_first, free_first;
+};
+DotOperandOrders DotOperandOrdersOf(int64_t rank, const std::vector<int64_t>& batch,
+                                    const std::vector<int64_t>& contracting);
 
 // dot with general dimension numbers (batch and contracting dims anywhere).
 absl::StatusOr<std::unique_ptr<DotKernel>> PlanDot(const hlo::Shape& lhs,

@@ -26,16 +26,6 @@ int64_t Product(const std::vector<int64_t>& dims, const std::vector<int64_t>& wh
   return p;
 }
 
-// Dims of a rank-`rank` operand that are neither batch nor contracting.
-std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> f;
-  for (int64_t i = 0; i < rank; ++i)
-    if (std::find(batch.begin(), batch.end(), i) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), i) == contracting.end())
-      f.push_back(i);
-  return f;
-}
-
 // An operand permuted into scratch (in its stored type) when its dims are
 // not already in the order wanted.
 class Permutation {
@@ -80,7 +70,7 @@ class SkinnyDot : public DotKernel {
     out_type_ = out.type;
     batch_ = Product(w.dims, wb);
     k_ = Product(w.dims, wc);
-    const std::vector<int64_t> xf = FreeDims(x.rank(), xb, xc), wf = FreeDims(w.rank(), wb, wc);
+    const std::vector<int64_t> xf = DotFreeDims(x.rank(), xb, xc), wf = DotFreeDims(w.rank(), wb, wc);
     m_ = Product(x.dims, xf);
     n_ = Product(w.dims, wf);
     int64_t out_count = 1;
@@ -198,7 +188,7 @@ std::unique_ptr<DotKernel> PlanSkinnyDot(const hlo::Shape& lhs, const hlo::Shape
     return nullptr;
   if (IsByteFloat(lhs.type) && IsByteFloat(rhs.type) && LowPrecisionGemmAvailable(ET::kBF16)) return nullptr;
   auto rows = [&](const hlo::Shape& s, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {
-    return Product(s.dims, FreeDims(s.rank(), batch, contracting));
+    return Product(s.dims, DotFreeDims(s.rank(), batch, contracting));
   };
   const int64_t lhs_rows = rows(lhs, dims.lhs_batch, dims.lhs_contracting);
   const int64_t rhs_rows = rows(rhs, dims.rhs_batch, dims.rhs_contracting);
@@ -216,13 +206,8 @@ std::unique_ptr<DotKernel> PlanSkinnyDot(const hlo::Shape& lhs, const hlo::Shape
   // q, k and v einsums: [heads, d_model, head_dim]) is read in place here.
   auto general_reads_in_place = [](const hlo::Shape& s, const std::vector<int64_t>& batch,
                                    const std::vector<int64_t>& contracting) {
-    const std::vector<int64_t> free = FreeDims(s.rank(), batch, contracting);
-    std::vector<int64_t> bcf = batch, bfc = batch;
-    bcf.insert(bcf.end(), contracting.begin(), contracting.end());
-    bcf.insert(bcf.end(), free.begin(), free.end());
-    bfc.insert(bfc.end(), free.begin(), free.end());
-    bfc.insert(bfc.end(), contracting.begin(), contracting.end());
-    return IsIdentityPermutation(bcf) || IsIdentityPermutation(bfc);
+    const DotOperandOrders o = DotOperandOrdersOf(s.rank(), batch, contracting);
+    return IsIdentityPermutation(o.contracting_first) || IsIdentityPermutation(o.free_first);
   };
   const bool rhs_is_f32_w = rhs.type == ET::kF32 && lhs_rows <= kSkinnyRows &&
                             !general_reads_in_place(rhs, dims.rhs_batch, dims.rhs_contracting);
