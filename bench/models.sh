@@ -17,6 +17,7 @@
 #    copy rate on THREADS threads (bench/peers/stream_copy.c): bound/ours
 #    is the fraction of the memory's speed the call reaches.
 #
+# Peak RSS (/usr/bin/time) is printed beside each side's time.
 # Ratios are ours/PyTorch (below 1: we are faster) and bound/ours (1: at
 # the memory's speed). Progress goes to stderr, the table to stdout.
 # Usage: bench/models.sh
@@ -56,9 +57,11 @@ compile() {
 }
 
 # ours NEFF N W: neuron-exec's median latency (s) over N timed executions
-# after W warm-ups; empty on failure (the error on stderr).
+# after W warm-ups; empty on failure (the error on stderr). Its peak RSS
+# (KiB, load and input drawing included) goes to $SCRATCH/ours.rss.
 ours() {
-  if timeout -k 30 "$model_timeout" "$OUT/neuron-exec" "$1" --random-inputs --seed 1 -q -n "$2" -w "$3" \
+  if timeout -k 30 "$model_timeout" /usr/bin/time -f %M -o "$SCRATCH/ours.rss" \
+    "$OUT/neuron-exec" "$1" --random-inputs --seed 1 -q -n "$2" -w "$3" \
     --json >"$SCRATCH/exec.json" 2>"$SCRATCH/exec.err"; then
     json_field "$SCRATCH/exec.json" 'd["benchmark"]["latency_us"]["p50"] / 1e6'
   else
@@ -68,11 +71,12 @@ ours() {
 
 # peer LIMIT FIELD SCRIPT ARGS...: the PyTorch peer bench/peers/SCRIPT on
 # the benchmark's threads; prints FIELD of its JSON line, or nothing on
-# failure (the error on stderr).
+# failure (the error on stderr). Its peak RSS goes to $SCRATCH/peer.rss.
 peer() {
   local limit="$1" field="$2" script="$3"
   shift 3
-  if timeout -k 30 "$limit" /usr/bin/python3 "$ROOT/bench/peers/$script" "$@" --threads "$threads" \
+  if timeout -k 30 "$limit" /usr/bin/time -f %M -o "$SCRATCH/peer.rss" \
+    /usr/bin/python3 "$ROOT/bench/peers/$script" "$@" --threads "$threads" \
     >"$SCRATCH/torch.json" 2>"$SCRATCH/torch.err"; then
     json_field "$SCRATCH/torch.json" "d[\"$field\"]"
   else
@@ -81,6 +85,8 @@ peer() {
 }
 
 cell() { [ -n "$1" ] && awk -v x="$1" 'BEGIN { printf "%.4g", x }' || echo -; }
+# rss FILE: the peak RSS /usr/bin/time wrote there, in MiB, or "-".
+rss() { [ -s "$1" ] && awk 'END { printf "%.0f", $1 / 1024 }' "$1" || echo -; }
 quotient() { [ -n "$1" ] && [ -n "$2" ] && ratio "$1" "$2" || echo -; }
 rows="$SCRATCH/rows"
 : >"$rows"
@@ -92,7 +98,7 @@ if [ -z "$only" ] || [ "$only" = a ]; then
     o=$(ours "$SCRATCH/resnet50.neff" "$iterations" 3)
     echo "resnet50 batch 1: PyTorch, $iterations calls ..." >&2
     p=$(peer "$model_timeout" p50_seconds resnet50_infer.py --iterations "$iterations")
-    echo "| resnet50 inference, batch 1 | $(cell "$o") | PyTorch $(cell "$p") | $(quotient "$o" "$p") ours/PyTorch | <= 1.0 |" >>"$rows"
+    echo "| resnet50 inference, batch 1 | $(cell "$o") | PyTorch $(cell "$p") | $(quotient "$o" "$p") ours/PyTorch | $(rss "$SCRATCH/ours.rss") | $(rss "$SCRATCH/peer.rss") | <= 1.0 |" >>"$rows"
   fi
 fi
 
@@ -102,7 +108,7 @@ if [ -z "$only" ] || [ "$only" = b ]; then
     o=$(ours "$SCRATCH/mobilenet.neff" "$steps" 1)
     echo "mobilenet_v2 step batch 96: PyTorch, 1 + $steps steps ..." >&2
     p=$(peer "$((model_timeout * (steps + 1)))" step_seconds mobilenet_v2_step.py --steps "$steps")
-    echo "| mobilenet_v2 training step, batch 96 | $(cell "$o") | PyTorch $(cell "$p") | $(quotient "$o" "$p") ours/PyTorch | <= 1.0 |" >>"$rows"
+    echo "| mobilenet_v2 training step, batch 96 | $(cell "$o") | PyTorch $(cell "$p") | $(quotient "$o" "$p") ours/PyTorch | $(rss "$SCRATCH/ours.rss") | $(rss "$SCRATCH/peer.rss") | <= 1.0 |" >>"$rows"
   fi
 fi
 
@@ -116,12 +122,12 @@ if [ -z "$only" ] || [ "$only" = c ]; then
     o=$(ours "$SCRATCH/gemma.neff" "$iterations" 2)
     bound=""
     [ -z "$inputs" ] || [ -z "$gbs" ] || bound=$(awk -v b="$inputs" -v g="$gbs" 'BEGIN { print b / (g * 1e9) }')
-    echo "| gemma3 1B call (weights $(awk -v b="${inputs:-0}" 'BEGIN { printf "%.0f", b / 1048576 }') MiB) | $(cell "$o") | STREAM copy bound $(cell "$bound") | $(quotient "$bound" "$o") bound/ours | >= 0.6 |" >>"$rows"
+    echo "| gemma3 1B call (weights $(awk -v b="${inputs:-0}" 'BEGIN { printf "%.0f", b / 1048576 }') MiB) | $(cell "$o") | STREAM copy bound $(cell "$bound") | $(quotient "$bound" "$o") bound/ours | $(rss "$SCRATCH/ours.rss") | - | >= 0.6 |" >>"$rows"
   fi
 fi
 
 echo "Whole models on $threads threads, seconds per call (medians; PyTorch $torch_v on the same threads)"
 echo
-echo "| work | ours s | peer s | ratio | goal |"
-echo "|---|---:|---:|---:|---:|"
+echo "| work | ours s | peer s | ratio | ours peak RSS MiB | peer peak RSS MiB | goal |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 cat "$rows"
