@@ -8,7 +8,8 @@
 #   bound   the weights' bytes / the rate a plain AVX2 loop reads 1 GiB at
 #           (bench/peers/read_bound.c, best of 10, same threads),
 #   PyTorch bench/peers/decode_step.py: the same layers with
-#           torch.nn.functional.linear, where PyTorch has the type.
+#           torch.nn.functional.linear on a row and with torch.mv on the
+#           vector, the faster of the two, where PyTorch has the type.
 # It prints the fraction of the bound ours reaches (bound/ours; 1.0 is the
 # memory's speed) and ours/PyTorch (below 1.0: faster than PyTorch).
 #
