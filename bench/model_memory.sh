@@ -227,7 +227,7 @@ if [ -n "$only" ] && ! grep -q -E -- "$only" <<<"$mobilenet"; then
   echo "NOTICE: ONLY=$only leaves out mobilenet_v2; no comparison with PyTorch"
   exit 0
 fi
-bench_packages python3-torch python3-torchvision
+bench_packages python3-torch python3-torchvision time  # time: /usr/bin/time for peak RSS
 if ! compile "$hlo" "$SCRATCH/mobilenet.neff"; then
   echo "NOTICE: mobilenet_v2 does not compile: $(tail -1 "$SCRATCH/compile.err")"
   exit 1

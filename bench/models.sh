@@ -39,7 +39,7 @@ iterations="${ITERATIONS:-20}"
 steps="${STEPS:-3}"
 model_timeout="${MODEL_TIMEOUT:-900}"
 [ -n "${NO_BUILD:-}" ] || bench_build neuron-compile neuron-load neuron-exec
-bench_packages python3-torch python3-torchvision
+bench_packages python3-torch python3-torchvision time  # time: /usr/bin/time for peak RSS
 export NEURON_RT_LOG_LEVEL=ERROR OMP_NUM_THREADS="$threads" NEURON_RT_EXEC_TIMEOUT="$model_timeout"
 
 # compile NAME NEFF: the public module NAME compiled as a user would; false
