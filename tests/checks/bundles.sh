@@ -124,6 +124,27 @@ assert np.allclose(z['out0'], np.full((2, 3), 1.5) * np.arange(6).reshape(2, 3) 
 else
   fail "--outputs FILE.npz: $(tail -1 "$work/err")"
 fi
+# A step that donates its state: that output is keyed by the state's path,
+# so the bundle binds back as the next step's state.
+sed 's/^HloModule dense$/HloModule dense, input_output_alias={ {1}: (3, {}, may-alias) }/' "$work/dense.hlo" >"$work/step.hlo"
+"$exec_tool" "$work/step.hlo" -i "$work/flax.npz" --outputs "$work/step1.npz" -q >/dev/null 2>"$work/err" &&
+  "$PY" -c "
+import numpy as np
+z = np.load('$work/step1.npz')
+np.savez('$work/state2.npz', **{k: z[k] for k in z.files if k != 'out0'})
+" 2>>"$work/err" &&
+  "$exec_tool" "$work/step.hlo" -i "$work/weights_only.npz" -i Arg_2.3="$work/x.npy" -i "$work/state2.npz" \
+    --outputs "$work/step2.npz" -q >/dev/null 2>>"$work/err"
+if "$PY" -c "
+import numpy as np
+a, b = np.load('$work/step1.npz'), np.load('$work/step2.npz')
+assert sorted(a.files) == ['out0', 'state/1/kernel'], a.files
+assert a['state/1/kernel'].tolist() == [4, 5] and b['state/1/kernel'].tolist() == [5, 6], (a['state/1/kernel'], b['state/1/kernel'])
+" 2>>"$work/err"; then
+  pass "--outputs keys a donated input's result by its path, which binds back"
+else
+  fail "--outputs of a donating step: $(tail -1 "$work/err")"
+fi
 "$BUILD_DIR/neuron-dump" show "$work/out.npz" >"$work/show" 2>"$work/err"
 if grep -q 'out0' "$work/show" && grep -q 'f32\[2,3\]' "$work/show"; then
   pass "neuron-dump show lists the outputs bundle"

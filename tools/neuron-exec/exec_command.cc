@@ -16,10 +16,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "lib/collectives/launch.h"
 #include "lib/collectives/local_launch.h"
@@ -154,7 +156,27 @@ void PrintInputs(const LoadedModel& model, bool as_json) {
   }
 }
 
-// --outputs: every result in one bundle, keyed out0, out1, ...
+// An output's key in an outputs bundle: the pytree path of the input it
+// lives in (a donated parameter: a train step's new state), "/"-joined as
+// flax's flatten_dict writes it, so the bundle binds back to that input;
+// else out<k>. HLO records no path for other results.
+std::vector<std::string> OutputKeys(const LoadedModel& model) {
+  std::vector<std::string> keys;
+  std::set<std::string> taken;
+  const std::vector<nrt_client::TensorInfo>& ins = model.inputs();
+  for (size_t k = 0; k < model.outputs().size(); ++k) {
+    const int in = model.outputs()[k].aliased_input;
+    std::string key;
+    if (in >= 0 && static_cast<size_t>(in) < ins.size() && !ins[in].path.empty()) {
+      key = absl::StrJoin(ins[in].path, "/");
+    }
+    if (key.empty() || !taken.insert(key).second) key = absl::StrCat("out", k);
+    keys.push_back(key);
+  }
+  return keys;
+}
+
+// --outputs: every result in one bundle (keys: OutputKeys).
 absl::Status WriteOutputsBundle(const std::string& path, const LoadedModel& model,
                                 const std::vector<hlo::Literal>& results) {
   // Standard output takes safetensors (a zip needs a file it can seek in).
@@ -164,10 +186,11 @@ absl::Status WriteOutputsBundle(const std::string& path, const LoadedModel& mode
   if (!format) {
     return absl::InvalidArgumentError(absl::StrFormat("--outputs %s: name a .npz or .safetensors file", path));
   }
+  const std::vector<std::string> keys = OutputKeys(model);
   std::vector<tensorfile::NamedArray> arrays;
   for (size_t k = 0; k < results.size(); ++k) {
     const std::vector<uint8_t>& bytes = results[k].data();
-    arrays.push_back({absl::StrCat("out", k), model.outputs()[k].shape.type, results[k].shape().dims,
+    arrays.push_back({keys[k], model.outputs()[k].shape.type, results[k].shape().dims,
                       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())});
   }
   return tensorfile::WriteBundle(path, *format, arrays);
