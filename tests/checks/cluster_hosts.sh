@@ -13,7 +13,7 @@ source "$(dirname "$0")/lib/check.sh"
 source "$ROOT/tests/cluster/cluster.sh"
 finish() { echo "check: $passed passed, $failed failed"; exit $((failed > 0)); }
 
-for tool in neuron-allreduce neuron-exec neuron-compile; do
+for tool in neuron-allreduce neuron-exec neuron-compile collectives_stranger; do
   if [ ! -x "$BUILD_DIR/$tool" ]; then
     echo "NOTICE: $BUILD_DIR/$tool not built; cluster checks skipped"
     finish
@@ -37,7 +37,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$work/bin"
 # neuron-exec opens libnrt.so.1 next to itself, as an installed tool does.
-cp "$BUILD_DIR/neuron-allreduce" "$BUILD_DIR/neuron-exec" "$BUILD_DIR/libnrt.so.1" "$work/bin/"
+cp "$BUILD_DIR/neuron-allreduce" "$BUILD_DIR/neuron-exec" "$BUILD_DIR/libnrt.so.1" "$BUILD_DIR/collectives_stranger" "$work/bin/"
 AR="$work/bin/neuron-allreduce"
 EXEC="$work/bin/neuron-exec"
 
@@ -229,39 +229,40 @@ fi
 
 # --- strangers ---------------------------------------------------------------
 
-# stranger HOST ADDR PORT SECONDS: from HOST, port scans, HTTP requests and
-# idle connections to ADDR:PORT, again and again (background; sets SPID).
+# stranger HOST ADDR PORT WORLD SECONDS KIND...: from HOST, strangers of
+# each KIND (collectives_stranger: scan, garbage as an HTTP request, idle,
+# drip as a hello a byte at a time, forged as a well-formed hello claiming
+# rank 1 of WORLD) at ADDR:PORT, again and again (background; sets SPID).
 stranger() {
-  local to="/dev/tcp/$2/$3"
-  cluster_exec "$NAME" "$1" timeout "$4" bash -c '
-    while :; do
-      (exec 3<>"$0") 2>/dev/null
-      (exec 3<>"$0"; printf "GET / HTTP/1.1\r\n\r\n" >&3; sleep 0.2) 2>/dev/null
-      (exec 3<>"$0"; sleep 3) 2>/dev/null &
-      sleep 0.05
-    done' "$to" >/dev/null 2>&1 &
+  local host="$1" addr="$2" to_port="$3" world="$4" seconds="$5"
+  shift 5
+  cluster_exec "$NAME" "$host" "$work/bin/collectives_stranger" "$addr" "$to_port" "$world" "$seconds" "$@" \
+    >/dev/null 2>&1 &
   SPID=$!
 }
-# A 4-host job while host 3 pesters rank 0's port from before the job
+# 2- and 4-host jobs while host 3 pesters rank 0's port from before the job
 # starts until after it ends, without and with the job's secret. The other
 # ranks start 2 s after rank 0 (as ranks of different hosts do), so the
-# strangers reach rank 0 while it waits for them.
-for secret in "" cluster-hosts-secret; do
-  label="strangers${secret:+-secret}"
-  stranger 3 "${A[0]}" $((port + 1)) 10
-  start_ranks "$work/$label" 4 1 NEURON_RT_EXEC_TIMEOUT=30 ${secret:+NEURON_TOOLS_JOB_SECRET=$secret} \
-    -- sh -c '[ "$NEURON_RANK" = 0 ] || sleep 2; exec "$@"' sh \
-    "$AR" allr -N 4 -b 8 -e 1MB -f 16 -c random --json -n 1 -w 0
-  wait_ranks
-  kill "$SPID" 2>/dev/null
-  wait "$SPID" 2>/dev/null
-  if ranks_clean "$work/$label" 4 && grep -q "ignored a connection from ${A[3]}" "$work/$label/r0.err"; then
-    pass "allr 4 hosts with strangers at rank 0's port${secret:+ (job secret)}: 0 wrong," \
-      "$(grep -c "ignored a connection" "$work/$label/r0.err") stray(s) logged"
-  else
-    fail "allr 4 hosts with strangers at rank 0's port${secret:+ (job secret)}" \
-      "(rank 0 logged $(grep -c "ignored a connection" "$work/$label/r0.err") strays)"
-  fi
+# strangers reach rank 0 while it waits for them. A forged hello is in the
+# jobs with a secret only: without one nothing tells it from the rank it
+# claims.
+for hosts in 2 4; do
+  for secret in "" cluster-hosts-secret; do
+    label="strangers$hosts${secret:+-secret}"
+    what="allr $hosts hosts with strangers at rank 0's port${secret:+ (job secret, forged hellos too)}"
+    stranger 3 "${A[0]}" $((port + 1)) "$hosts" 10 scan garbage idle drip ${secret:+forged}
+    start_ranks "$work/$label" "$hosts" 1 NEURON_RT_EXEC_TIMEOUT=30 ${secret:+NEURON_TOOLS_JOB_SECRET=$secret} \
+      -- sh -c '[ "$NEURON_RANK" = 0 ] || sleep 2; exec "$@"' sh \
+      "$AR" allr -N "$hosts" -b 8 -e 1MB -f 16 -c random --json -n 1 -w 0
+    wait_ranks
+    kill "$SPID" 2>/dev/null
+    wait "$SPID" 2>/dev/null
+    if ranks_clean "$work/$label" "$hosts" && grep -q "ignored a connection from ${A[3]}" "$work/$label/r0.err"; then
+      pass "$what: 0 wrong, $(grep -c "ignored a connection" "$work/$label/r0.err") stray(s) logged"
+    else
+      fail "$what (rank 0 logged $(grep -c "ignored a connection" "$work/$label/r0.err") strays)"
+    fi
+  done
 done
 
 # --- through mpirun ---------------------------------------------------------
