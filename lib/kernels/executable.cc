@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -79,6 +80,7 @@ struct Executable::Impl {
   std::vector<Buf*> input_leaves;
   std::vector<Tensor> input_specs, output_specs;
   std::vector<bool> root_direct;  // result leaf may be written in place
+  std::vector<int> passed_through;  // per result leaf: the input leaf it is, or -1
   // input_output_alias pairs (output leaf, input leaf) that cannot run in
   // one buffer (hlo::AliasRunsInPlace): given one, the input is copied
   // first, as the SDK's runtime copies an input it cannot donate.
@@ -124,6 +126,12 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Build(const hlo::Module&
     impl->memory.outputs += b->bytes;
   }
   impl->root_direct = DirectRoots(root);
+  for (Buf* b : root) {
+    auto it = std::find(impl->input_leaves.begin(), impl->input_leaves.end(), b);
+    impl->passed_through.push_back(it == impl->input_leaves.end()
+                                       ? -1
+                                       : static_cast<int>(it - impl->input_leaves.begin()));
+  }
   impl->alias_needs_copy = AliasesNeedingCopies(module);
   impl->memory.constants = impl->planner->constant_bytes();
   impl->memory.intermediates = impl->planner->owned_bytes();
@@ -135,6 +143,9 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Build(const hlo::Module&
 const std::vector<Tensor>& Executable::input_specs() const { return impl_->input_specs; }
 const std::vector<Tensor>& Executable::output_specs() const { return impl_->output_specs; }
 MemoryUsage Executable::memory() const { return impl_->memory; }
+int Executable::PassedThroughInput(size_t output) const {
+  return output < impl_->passed_through.size() ? impl_->passed_through[output] : -1;
+}
 
 absl::Status Executable::Run(std::span<const Tensor> inputs, std::vector<Tensor>* outputs,
                              const ExecOptions& options, RunStats* stats) {

@@ -128,6 +128,11 @@ class Executable {
   const std::vector<Tensor>& input_specs() const;
   const std::vector<Tensor>& output_specs() const;
   MemoryUsage memory() const;
+  // The input leaf that output leaf `output` is, unchanged (the program
+  // returns the parameter itself, as a train or predict step returns its
+  // state), or -1. Where the caller gives that input's own bytes as the
+  // output, a run leaves them as they were.
+  int PassedThroughInput(size_t output) const;
 
   struct Impl;
 

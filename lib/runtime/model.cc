@@ -80,9 +80,18 @@ const char* VerbosityName(config::NumericalVerbosity v) {
 
 // The outputs' contents changed, and so did those of any input whose
 // memory an output shares (a donated buffer, a view of it).
-void TouchWritten(const std::vector<const TensorBuffer*>& inputs,
+// An output that is an input passed through in its own bytes was not
+// written: its version (and what kernels derived from it, such as a
+// convolution's reordered weights) stays valid for the next run.
+void TouchWritten(const kernels::Executable& executable, const std::vector<const TensorBuffer*>& inputs,
                   const std::vector<TensorBuffer*>& outputs) {
-  for (const TensorBuffer* out : outputs) {
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const TensorBuffer* out = outputs[k];
+    const int from = executable.PassedThroughInput(k);
+    if (from >= 0 && static_cast<size_t>(from) < inputs.size() && inputs[from]->data() == out->data() &&
+        inputs[from]->size() == out->size()) {
+      continue;
+    }
     out->Touch();
     const auto* o = static_cast<const char*>(out->data());
     for (const TensorBuffer* in : inputs) {
@@ -137,8 +146,11 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   std::vector<kernels::Tensor> out;
   out.reserve(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
+    // The address only (const): TouchWritten says which outputs the run
+    // wrote, after it.
+    const TensorBuffer& o = *outputs[i];
     out.push_back(kernels::Tensor::Borrow(s.outputs[i].shape.type, s.outputs[i].shape.dims,
-                                          outputs[i]->data()));
+                                          const_cast<void*>(o.data())));
   }
 
   // Kernels may reuse what they derived from an input whose version they
@@ -176,7 +188,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
     observe.RunEnd();
     ++s.executions;
   }
-  TouchWritten(inputs, outputs);
+  TouchWritten(*s.executable, inputs, outputs);
   const uint64_t nanos = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                            start)
@@ -212,7 +224,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   // Outputs the executable did not write in place (it replaced a borrowed
   // tensor with its own storage) are copied back.
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (out[i].data() != outputs[i]->data()) {
+    if (out[i].data() != static_cast<const TensorBuffer*>(outputs[i])->data()) {
       std::memcpy(outputs[i]->data(), out[i].data(),
                   std::min<size_t>(out[i].byte_size(), outputs[i]->size()));
     }
@@ -227,7 +239,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
     int64_t nan = 0, inf = 0;
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorInfo& info = s.outputs[i];
-      NonFiniteCount c = CountNonFinite(info.shape.type, outputs[i]->data(),
+      NonFiniteCount c = CountNonFinite(info.shape.type, static_cast<const TensorBuffer*>(outputs[i])->data(),
                                         info.shape.ElementCount().value_or(0));
       if (!c.any()) continue;
       nan += c.nan;

@@ -324,6 +324,54 @@ TEST_F(RuntimeTest, LoadFileReadsAFastLoadingNeff) {
   EXPECT_GE((*model)->timings().total_ms, (*model)->timings().build_ms);
 }
 
+// A step that returns its state as it got it (a predict step returning its
+// weights, donated) leaves that tensor's version alone when the output is
+// the input's own tensor, so kernels keep what they derived from it (a
+// convolution's reordered weights); the output it computes, and an input
+// it overwrites in place, get new versions.
+TEST_F(RuntimeTest, AStateReturnedUnchangedInItsOwnTensorKeepsItsVersion) {
+  const char kStep[] = R"(HloModule step, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }
+ENTRY main {
+  w = f32[4] parameter(0)
+  c = f32[4] parameter(1)
+  x = f32[4] parameter(2)
+  wx = f32[4] multiply(w, x)
+  c1 = f32[4] add(c, x)
+  ROOT t = (f32[4], f32[4], f32[4]) tuple(w, c1, wx)
+}
+)";
+  std::unique_ptr<Runtime> rt = Init();
+  ASSERT_NE(rt, nullptr);
+  absl::StatusOr<std::unique_ptr<Model>> model = rt->LoadBytes(Neff(kStep), 0);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<float> w = {1, 2, 3, 4}, c = {0, 0, 0, 0}, x = {2, 2, 2, 2};
+  Bound b = Bind(*rt, **model, {Bytes(w), Bytes(c), Bytes(x)});
+  // The state outputs are the inputs' own tensors (donated).
+  TensorBuffer* w_tensor = b.in[0].get();
+  TensorBuffer* c_tensor = b.in[1].get();
+  std::vector<TensorBuffer*> out = {w_tensor, c_tensor, b.out_ptrs[2]};
+  const uint64_t w_before = w_tensor->version(), c_before = c_tensor->version();
+  const uint64_t y_before = b.out_ptrs[2]->version();
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<ExecuteResult> r = (*model)->Execute(b.in_ptrs, out);
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  EXPECT_EQ(Read<float>(*w_tensor), w);
+  EXPECT_EQ(Read<float>(*c_tensor), (std::vector<float>{4, 4, 4, 4}));
+  EXPECT_EQ(Read<float>(*b.out_ptrs[2]), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(w_tensor->version(), w_before);
+  EXPECT_NE(c_tensor->version(), c_before);
+  EXPECT_NE(b.out_ptrs[2]->version(), y_before);
+  // Given another tensor as its output, the state is copied there: that
+  // one is written.
+  std::unique_ptr<TensorBuffer> copy = std::move(*rt->AllocateTensor(0, 16, "w_out"));
+  const uint64_t copy_before = copy->version();
+  out[0] = copy.get();
+  ASSERT_TRUE((*model)->Execute(b.in_ptrs, out).ok());
+  EXPECT_EQ(Read<float>(*copy), w);
+  EXPECT_NE(copy->version(), copy_before);
+}
+
 TEST_F(RuntimeTest, AVariableLargerThanAScratchpadPageLogsTheRecommendedSize) {
   env_["NEURON_RT_CONTIGUOUS_SCRATCHPAD"] = "0";
   env_["NEURON_SCRATCHPAD_PAGE_SIZE"] = "1";
