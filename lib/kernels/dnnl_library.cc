@@ -166,9 +166,15 @@ bool DnnlExecute(const_dnnl_primitive_t primitive, const DnnlArg* args, int narg
 }
 
 void DnnlUseThreads(int threads) {
-  static std::atomic<int> applied{-1};
+  // OpenMP keeps the team size per calling thread: each thread that runs
+  // kernels (one per simulated core) sets its own, once per change, and
+  // nothing here is shared between cores executing at once.
+  thread_local int applied = -1;
+  if (applied == threads) return;
   const Library& l = Load();
-  if (l.set_threads != nullptr && applied.exchange(threads) != threads) l.set_threads(threads);
+  if (l.set_threads == nullptr) return;
+  l.set_threads(threads);
+  applied = threads;
 }
 
 }  // namespace neuron::kernels

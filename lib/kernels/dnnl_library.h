@@ -73,8 +73,8 @@ bool DnnlExecute(const_dnnl_primitive_t primitive, const DnnlArg* args, int narg
 // sanitizer builds, see dnnl_library.cc).
 void* DnnlHandle();
 
-// Makes oneDNN's OpenMP team `threads` wide before a call; cheap when the
-// count is unchanged.
+// Makes oneDNN's OpenMP team `threads` wide for calls from this thread
+// (OpenMP keeps the size per thread); cheap when the count is unchanged.
 void DnnlUseThreads(int threads);
 
 }  // namespace neuron::kernels

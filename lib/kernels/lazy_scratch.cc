@@ -14,8 +14,20 @@ constexpr size_t kMinChunk = size_t{16} << 20;
 thread_local ScratchArena* current_arena = nullptr;
 thread_local uint64_t current_scope = 0;
 // Scope ids are unique across threads: a kernel run on another thread
-// later must not take a scope of the same number for its own.
-std::atomic<uint64_t> scopes_opened{0};
+// later must not take a scope of the same number for its own. Each thread
+// takes them from a block of its own, so cores executing at once do not
+// share a counter's cache line on every step.
+constexpr uint64_t kScopeIdBlock = uint64_t{1} << 16;
+std::atomic<uint64_t> scope_blocks_taken{0};
+thread_local uint64_t next_scope_id = 0, scope_id_end = 0;
+
+uint64_t NewScopeId() {
+  if (next_scope_id == scope_id_end) {
+    next_scope_id = scope_blocks_taken.fetch_add(1, std::memory_order_relaxed) * kScopeIdBlock + 1;
+    scope_id_end = next_scope_id + kScopeIdBlock - 1;
+  }
+  return next_scope_id++;
+}
 
 }  // namespace
 
@@ -75,7 +87,7 @@ ScratchScope::ScratchScope(ScratchArena* arena)
   if (arena_ == nullptr) return;
   mark_ = arena_->Top();
   current_arena = arena_;
-  current_scope = scopes_opened.fetch_add(1, std::memory_order_relaxed) + 1;
+  current_scope = NewScopeId();
 }
 
 ScratchScope::~ScratchScope() {

@@ -16,7 +16,7 @@
 namespace neuron::nrt_api {
 namespace {
 
-std::shared_mutex g_runtime_mu;
+RuntimeLock g_runtime_mu;
 std::unique_ptr<runtime::Runtime> g_runtime;  // guarded by g_runtime_mu
 bool g_closed = false;                        // guarded by g_runtime_mu
 std::mutex g_load_mu;
@@ -62,7 +62,7 @@ uint32_t InstanceSize(const std::string& name) {
 // Core counts answer from the running runtime, else from the environment.
 NRT_STATUS CountCores(const char* function, uint32_t* out, bool visible) {
   if (out == nullptr) return Fail(NRT_INVALID, absl::StrFormat("%s: null count pointer", function));
-  std::shared_lock<std::shared_mutex> lock(g_runtime_mu);
+  std::shared_lock<RuntimeLock> lock(g_runtime_mu);
   if (g_runtime != nullptr) {
     *out = static_cast<uint32_t>(visible ? g_runtime->config().visible_cores.size()
                                          : g_runtime->core_map().count());
@@ -136,7 +136,7 @@ NRT_STATUS LoadOn(const char* function, const void* neff_bytes, size_t size, int
 
 }  // namespace
 
-std::shared_mutex& RuntimeMutex() { return g_runtime_mu; }
+RuntimeLock& RuntimeMutex() { return g_runtime_mu; }
 runtime::Runtime* CurrentRuntimeLocked() { return g_runtime.get(); }
 bool WasClosed() { return g_closed; }
 
@@ -153,7 +153,7 @@ extern "C" {
 
 NRT_STATUS nrt_init(nrt_framework_type_t framework, const char* fw_version,
                     const char* fal_version) {
-  std::unique_lock<std::shared_mutex> lock(g_runtime_mu);
+  std::unique_lock<RuntimeLock> lock(g_runtime_mu);
   if (g_runtime != nullptr) {
     return Fail(NRT_INVALID, "nrt_init: the runtime is already initialized (call nrt_close first)");
   }
@@ -176,7 +176,7 @@ void nrt_close(void) {
   ShutdownAsync();
   ShutdownSendRecv();
   ShutdownProfiling();
-  std::unique_lock<std::shared_mutex> lock(g_runtime_mu);
+  std::unique_lock<RuntimeLock> lock(g_runtime_mu);
   if (g_runtime == nullptr) return;
   ShutdownCollectives();
   ReleaseAllHandles();
@@ -218,7 +218,7 @@ NRT_STATUS nrt_unload(nrt_model_t* model) {
   }
   {
     // Unloading frees device memory: the runtime must still be there.
-    std::shared_lock<std::shared_mutex> lock(g_runtime_mu);
+    std::shared_lock<RuntimeLock> lock(g_runtime_mu);
     delete model;
   }
   return NRT_SUCCESS;

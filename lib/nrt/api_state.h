@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "lib/kernels/host_feed.h"
+#include "lib/nrt/runtime_lock.h"
 #include "lib/runtime/model.h"
 #include "lib/runtime/runtime.h"
 #include "lib/runtime/tensor_buffer.h"
@@ -104,7 +105,7 @@ class RuntimeRef {
   NRT_STATUS status() const;
 
  private:
-  std::shared_lock<std::shared_mutex> lock_;
+  std::shared_lock<RuntimeLock> lock_;
   runtime::Runtime* runtime_ = nullptr;
   const char* function_;
 };
@@ -118,7 +119,7 @@ NRT_STATUS CoreOfVnc(const char* function, const runtime::Runtime& rt, int64_t v
 int VncOfCore(const runtime::Runtime& rt, int core);  // -1 when not held
 
 // Lifecycle (api_core.cc): the lock RuntimeRef shares, and the runtime.
-std::shared_mutex& RuntimeMutex();
+RuntimeLock& RuntimeMutex();
 runtime::Runtime* CurrentRuntimeLocked();  // caller holds RuntimeMutex()
 bool WasClosed();                          // nrt_close ran since the last init
 

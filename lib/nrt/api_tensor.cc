@@ -133,7 +133,7 @@ void nrt_tensor_free(nrt_tensor_t** tensor) {
   UntrackTensor(*tensor);
   {
     // Device storage goes back to its core's arena: keep the runtime.
-    std::shared_lock<std::shared_mutex> lock(RuntimeMutex());
+    std::shared_lock<RuntimeLock> lock(RuntimeMutex());
     if ((*tensor)->storage != nullptr && (*tensor)->storage.use_count() == 1) {
       neuron::runtime::ObserveDeviceMemory(*(*tensor)->storage, /*alloc=*/false);
     }
@@ -147,7 +147,7 @@ NRT_STATUS nrt_tensor_attach_buffer(nrt_tensor_t* tensor, void* buffer, size_t s
   if (buffer == nullptr && size > 0) {
     return Fail(NRT_INVALID, "nrt_tensor_attach_buffer: null buffer");
   }
-  std::shared_lock<std::shared_mutex> lock(RuntimeMutex());
+  std::shared_lock<RuntimeLock> lock(RuntimeMutex());
   tensor->window.reset();
   tensor->storage = TensorBuffer::View(buffer, size, tensor->name);
   tensor->placement = NRT_TENSOR_PLACEMENT_VIRTUAL;  // caller memory, whatever it was before
