@@ -4,6 +4,7 @@
 #include <numeric>
 #include <vector>
 
+#include "lib/kernels/bf16_pair_product.h"
 #include "lib/kernels/data_movement.h"
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/gemm.h"
@@ -108,7 +109,10 @@ class SkinnyDot : public DotKernel {
     }
     x_.Init(x, x_perm);
     w_.Init(w, w_perm);
-    xs_.resize(static_cast<size_t>(m_ * k_) * sizeof(float) + 64);
+    // bf16 against bf16 on AVX512_BF16: pair dot products on both as they
+    // are stored, nothing widened.
+    pairs_ = x_type_ == ET::kBF16 && w_type_ == ET::kBF16 && Bf16PairProductAvailable();
+    if (!pairs_) xs_.resize(static_cast<size_t>(m_ * k_) * sizeof(float) + 64);
     // Sums go straight to the output where it is f32 [m, n].
     if (w_is_lhs_ || out_type_ != ET::kF32) acc_.resize(static_cast<size_t>(m_ * n_) * sizeof(float) + 64);
     return true;
@@ -118,12 +122,13 @@ class SkinnyDot : public DotKernel {
     const uint8_t* x = x_.Apply(w_is_lhs_ ? rhs : lhs);
     const uint8_t* w = w_.Apply(w_is_lhs_ ? lhs : rhs);
     const int64_t x_bytes = hlo::StorageBytes(x_type_), w_bytes = hlo::StorageBytes(w_type_);
-    float* xs = reinterpret_cast<float*>(xs_.data());
+    float* xs = pairs_ ? nullptr : reinterpret_cast<float*>(xs_.data());
     for (int64_t b = 0; b < batch_; ++b) {
-      LoadToDomain(x_type_, x + b * m_ * k_ * x_bytes, m_ * k_, xs);
+      const uint8_t* x_b = x + b * m_ * k_ * x_bytes;
+      if (!pairs_) LoadToDomain(x_type_, x_b, m_ * k_, xs);
       uint8_t* out_b = out.data + b * m_ * n_ * out.elem_size;
       float* y = acc_.empty() ? reinterpret_cast<float*>(out_b) : reinterpret_cast<float*>(acc_.data());
-      Multiply(xs, w + b * n_ * k_ * w_bytes, w_bytes, y);
+      Multiply(pairs_ ? static_cast<const void*>(x_b) : xs, w + b * n_ * k_ * w_bytes, w_bytes, y);
       if (acc_.empty()) continue;
       if (!w_is_lhs_) {
         StoreFromDomain(out_type_, y, m_ * n_, out_b);
@@ -139,19 +144,27 @@ class SkinnyDot : public DotKernel {
   }
 
  private:
-  // y[m, n] = xs[m, k] . W for one batch; W is [n / q_][k][q_]. The outputs
-  // are split over the threads as whole column ranges, each thread reading
-  // its own part of W.
-  void Multiply(const float* xs, const uint8_t* w, int64_t w_bytes, float* y) const {
+  // y[m, n] = x[m, k] . W for one batch; W is [n / q_][k][q_], x f32 (or
+  // bf16 as stored with pairs_). The outputs are split over the threads as
+  // whole column ranges, each thread reading its own part of W.
+  void Multiply(const void* x, const uint8_t* w, int64_t w_bytes, float* y) const {
+    // One thread's columns [j, j + n) of W (at `wj`, rows `ldw` apart).
+    auto product = [&](const uint8_t* wj, int64_t n, bool rows_are_outputs, int64_t ldw, float* yj) {
+      if (pairs_) {
+        Bf16PairProduct(static_cast<const uint16_t*>(x), m_, reinterpret_cast<const uint16_t*>(wj), k_, n,
+                        rows_are_outputs, ldw, yj, n_);
+      } else {
+        SkinnyProduct(static_cast<const float*>(x), m_, wj, w_type_, k_, n, rows_are_outputs, ldw, yj, n_, 1);
+      }
+    };
     auto columns = [&](int64_t g0, int64_t g1) {
       if (q_ == 1) {  // [n, k]: one matrix row per output
-        SkinnyProduct(xs, m_, w + g0 * k_ * w_bytes, w_type_, k_, g1 - g0, true, k_, y + g0, n_, 1);
+        product(w + g0 * k_ * w_bytes, g1 - g0, true, k_, y + g0);
         return;
       }
       for (int64_t p = g0 / q_; p * q_ < g1; ++p) {
         const int64_t q0 = std::max(g0, p * q_) - p * q_, q1 = std::min(g1, (p + 1) * q_) - p * q_;
-        SkinnyProduct(xs, m_, w + (p * k_ * q_ + q0) * w_bytes, w_type_, k_, q1 - q0, false, q_, y + p * q_ + q0, n_,
-                      1);
+        product(w + (p * k_ * q_ + q0) * w_bytes, q1 - q0, false, q_, y + p * q_ + q0);
       }
     };
     const int parts = k_ * n_ >= kSkinnyParallelWeights
@@ -170,6 +183,7 @@ class SkinnyDot : public DotKernel {
   }
 
   bool w_is_lhs_ = false;
+  bool pairs_ = false;  // bf16 x and W through Bf16PairProduct
   ET x_type_ = ET::kInvalid, w_type_ = ET::kInvalid, out_type_ = ET::kInvalid;
   int64_t batch_ = 1, m_ = 1, n_ = 1, k_ = 1, q_ = 1;
   Permutation x_, w_;
@@ -183,8 +197,13 @@ std::unique_ptr<DotKernel> PlanSkinnyDot(const hlo::Shape& lhs, const hlo::Shape
   if (!IsF32Domain(lhs.type) || !IsF32Domain(rhs.type) || !IsF32Domain(out.type)) return nullptr;
   if (!dims.lhs_ragged.empty() || !dims.rhs_group.empty()) return nullptr;
   // Where the CPU has a low-precision matmul (AVX512_BF16, AMX), oneDNN
-  // runs these operands as stored instead.
-  if (lhs.type == rhs.type && (out.type == ET::kF32 || out.type == lhs.type) && LowPrecisionGemmAvailable(lhs.type))
+  // runs these operands as stored instead; except bf16 against bf16 where
+  // the pair products read the matrix where it lies (oneDNN reorders it
+  // every call, and a few rows do not pay that back: gemma3 1B's 11-token
+  // call read its weights at 19 GB/s).
+  const bool bf16_pairs = lhs.type == ET::kBF16 && rhs.type == ET::kBF16 && Bf16PairProductAvailable();
+  if (lhs.type == rhs.type && (out.type == ET::kF32 || out.type == lhs.type) && LowPrecisionGemmAvailable(lhs.type) &&
+      !bf16_pairs)
     return nullptr;
   if (IsByteFloat(lhs.type) && IsByteFloat(rhs.type) && LowPrecisionGemmAvailable(ET::kBF16)) return nullptr;
   auto rows = [&](const hlo::Shape& s, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "lib/kernels/element_convert.h"
+#include "lib/kernels/row_groups.h"
 #include "lib/kernels/thread_pool.h"
 #include "lib/kernels/vector_math_avx2.h"
 
@@ -125,31 +126,6 @@ template <typename W>
 struct FiniteWeights : W {
   static __m256 Widen8(const uint8_t* p) { return W::Widen8Finite(p); }
 };
-
-// The rows of x are taken in groups of at most kMaxRows, each group's
-// tile of sums held in registers while the weights it needs are read;
-// later groups find those weights in cache, so W comes from memory once
-// however many rows there are. Calls tile.template operator()<R>(r0) for
-// each group of rows [r0, r0 + R), the groups as even as possible (11
-// rows, at most 6 a group: 5 and 6).
-template <int kMaxRows, typename Tile>
-void CallWithRows(int64_t rows, int64_t r0, const Tile& tile) {
-  if constexpr (kMaxRows > 1) {
-    if (rows < kMaxRows) return CallWithRows<kMaxRows - 1>(rows, r0, tile);
-  }
-  tile.template operator()<kMaxRows>(r0);
-}
-
-template <int kMaxRows, typename Tile>
-void ForRowGroups(int64_t m, const Tile& tile) {
-  const int64_t groups = (m + kMaxRows - 1) / kMaxRows;
-  int64_t r0 = 0;
-  for (int64_t g = 0; g < groups; ++g) {
-    const int64_t rows = (m - r0) / (groups - g);
-    CallWithRows<kMaxRows>(rows, r0, tile);
-    r0 += rows;
-  }
-}
 
 // Outputs of a [n, k] matrix a tile computes at once for R rows: enough
 // independent sums (R x J) to hide the multiply-add's latency, few enough

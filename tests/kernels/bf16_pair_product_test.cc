@@ -1,0 +1,86 @@
+// AVX512_BF16's pair products against a double-precision reference: both
+// layouts, 1 to 16 rows (every row group and tile width), odd and even
+// lengths around the 32-value vectors and the 16-row passes, column tails
+// around the 32-column chunks, and matrices with rows wider than the
+// product (a thread's part of W). Skipped, with a notice, where the CPU
+// lacks the instructions.
+#include "lib/kernels/bf16_pair_product.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace neuron::kernels {
+namespace {
+
+uint16_t Bf16Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return static_cast<uint16_t>(u >> 16);  // exact: the values below have 8 significant bits
+}
+
+TEST(Bf16PairProductTest, BothLayoutsMatchTheReference) {
+  if (!Bf16PairProductAvailable()) GTEST_SKIP() << "NOTICE: this CPU has no AVX512_BF16; pair products not tested";
+  for (int64_t m : {1, 2, 3, 5, 11, 16}) {
+    for (int64_t k : {1, 2, 15, 16, 17, 31, 32, 33, 64, 301}) {
+      for (int64_t n : {1, 7, 8, 9, 31, 33, 64, 65, 129, 300}) {
+        // W stored with wider rows than the product reads (ldw > k, > n).
+        const int64_t ld_nk = k + 3, ld_kn = n + 5;
+        std::vector<uint16_t> x(m * k), w_kn(k * ld_kn, 0x7FC0), w_nk(n * ld_nk, 0x7FC0);  // NaN outside
+        std::vector<double> want(m * n, 0.0);
+        for (int64_t i = 0; i < m * k; ++i) x[i] = Bf16Bits(static_cast<float>((i % 9) - 4) * 0.5f);
+        for (int64_t i = 0; i < k; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            // Multiples of 1/4 up to 1.5; every sum a multiple of 1/8,
+            // exact in f32 in any order.
+            const float v = static_cast<float>(((i * 31 + j * 7) % 13) - 6) * 0.25f;
+            w_kn[i * ld_kn + j] = Bf16Bits(v);
+            w_nk[j * ld_nk + i] = Bf16Bits(v);
+            for (int64_t r = 0; r < m; ++r) want[r * n + j] += (static_cast<double>((r * k + i) % 9) - 4) * 0.5 * v;
+          }
+        // Outputs into a wider y too, whose other columns stay untouched.
+        const int64_t ldy = n + 2;
+        std::vector<float> y_kn(m * ldy, -7.0f), y_nk(m * ldy, -7.0f);
+        Bf16PairProduct(x.data(), m, w_kn.data(), k, n, false, ld_kn, y_kn.data(), ldy);
+        Bf16PairProduct(x.data(), m, w_nk.data(), k, n, true, ld_nk, y_nk.data(), ldy);
+        const std::string where = " m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n);
+        for (int64_t r = 0; r < m; ++r) {
+          for (int64_t j = 0; j < n; ++j) {
+            ASSERT_EQ(y_kn[r * ldy + j], want[r * n + j]) << "[k, n] at " << r << "," << j << where;
+            ASSERT_EQ(y_nk[r * ldy + j], want[r * n + j]) << "[n, k] at " << r << "," << j << where;
+          }
+          for (int64_t j = n; j < ldy; ++j) {
+            ASSERT_EQ(y_kn[r * ldy + j], -7.0f) << "[k, n] wrote past its columns" << where;
+            ASSERT_EQ(y_nk[r * ldy + j], -7.0f) << "[n, k] wrote past its columns" << where;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Bf16PairProductTest, LargeSumsKeepF32Precision) {
+  if (!Bf16PairProductAvailable()) GTEST_SKIP() << "NOTICE: this CPU has no AVX512_BF16; pair products not tested";
+  // 4096 products of values near 1: an f32 sum is within 4096 * 2^-24 of
+  // exact relative to the magnitude, where bf16 accumulation would be off
+  // by far more (2^-8 per step).
+  const int64_t m = 3, k = 4096, n = 40;
+  std::vector<uint16_t> x(m * k), w(n * k);
+  std::vector<double> want(m * n, 0.0);
+  for (int64_t i = 0; i < m * k; ++i) x[i] = Bf16Bits(1.0f + static_cast<float>(i % 7) / 128.0f);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < k; ++i) {
+      const float v = 1.0f - static_cast<float>((i + j) % 5) / 256.0f;
+      w[j * k + i] = Bf16Bits(v);
+      for (int64_t r = 0; r < m; ++r) want[r * n + j] += (1.0 + static_cast<double>((r * k + i) % 7) / 128.0) * v;
+    }
+  std::vector<float> y(m * n);
+  Bf16PairProduct(x.data(), m, w.data(), k, n, true, k, y.data(), n);
+  for (int64_t j = 0; j < m * n; ++j) EXPECT_NEAR(y[j], want[j], want[j] * 4096 * 0x1p-24) << j;
+}
+
+}  // namespace
+}  // namespace neuron::kernels
