@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "lib/kernels/bf16_pair_product.h"
+#include "lib/kernels/bf16_tile_product.h"
 #include "lib/kernels/row_groups.h"
 
 namespace neuron::kernels {
@@ -204,8 +205,16 @@ void Bf16PairProduct(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k,
     for (int64_t r = 0; r < m; ++r) std::fill(y + r * ldy, y + r * ldy + n, 0.0f);
     return;
   }
-  if (w_rows_are_outputs) RowsAsOutputs(x, m, w, k, n, ldw, y, ldy);
-  else ColumnsAsOutputs(x, m, w, k, n, ldw, y, ldy);
+  // From 3 rows on the pair dot products cannot keep up with the memory;
+  // AMX tiles take the whole 32-output blocks where k is whole tiles.
+  int64_t done = 0;
+  if (m >= 3 && k % 32 == 0 && n >= 32 && Bf16TilesAvailable()) {
+    done = n / 32 * 32;
+    Bf16TileProduct(x, m, w, k, done, w_rows_are_outputs, ldw, y, ldy);
+    if (done == n) return;
+  }
+  if (w_rows_are_outputs) RowsAsOutputs(x, m, w + done * ldw, k, n - done, ldw, y + done, ldy);
+  else ColumnsAsOutputs(x, m, w + done, k, n - done, ldw, y + done, ldy);
 }
 
 }  // namespace neuron::kernels
