@@ -6,7 +6,8 @@
 // (16 outputs x 32 of k), X^T laid out once per call in the pair-interleaved
 // form the instruction takes for its second operand.
 // W stored [k, n]: Y = X . W, X's rows (padded to 16) the first operand, W's
-// pairs of rows interleaved into a 1 KB tile in registers on the way.
+// pairs of rows interleaved into a 1 KB tile in registers on the way, the
+// sums of 512 columns at a time kept on the stack across all of k.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -57,8 +58,10 @@ void StoreTransposed(const float* c, int64_t m, int64_t cols, float* y, int64_t 
 void RowsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t ldw, float* y,
                    int64_t ldy) {
   // X^T pair-interleaved: row p holds (x[r, 2p], x[r, 2p + 1]) for r < 16,
-  // zero past m.
-  std::vector<uint32_t> xt(static_cast<size_t>(k / 2) * 16, 0);
+  // zero past m. Kept per thread (32 bytes per k), so a call allocates
+  // nothing once it has run.
+  thread_local std::vector<uint32_t> xt;
+  xt.assign(static_cast<size_t>(k / 2) * 16, 0);
   for (int64_t r = 0; r < m; ++r)
     for (int64_t p = 0; p < k / 2; ++p)
       xt[p * 16 + r] = x[r * k + 2 * p] | static_cast<uint32_t>(x[r * k + 2 * p + 1]) << 16;
@@ -98,35 +101,43 @@ inline void InterleaveRows(const uint16_t* w, int64_t ldw, uint16_t* tile) {
   }
 }
 
-// Rows of W a pass reads before the sums go back to memory: the rows are
-// that many sequential streams, as in the AVX2 products.
-constexpr int64_t kTileRowsPerPass = 32;
+// Columns whose sums stay in a block of this thread's stack while every
+// row of W passes (16 x 512 f32, 32 KB): each row is read 1 KB at a time,
+// in order, and the sums need no memory the plan did not count.
+constexpr int64_t kBlockColumns = 512;
 
 void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t ldw, float* y,
                       int64_t ldy) {
-  // X padded to 16 rows; the sums as [16][n] f32, kept across passes.
-  std::vector<uint16_t> xp(static_cast<size_t>(16 * k), 0);
+  // X padded to 16 rows, kept per thread (32 bytes per k).
+  thread_local std::vector<uint16_t> xp;
+  xp.assign(static_cast<size_t>(16 * k), 0);
   for (int64_t r = 0; r < m; ++r) std::memcpy(xp.data() + r * k, x + r * k, static_cast<size_t>(k) * 2);
-  std::vector<float> sums(static_cast<size_t>(16 * n), 0.0f);
+  alignas(64) float sums[16 * kBlockColumns];
   alignas(64) uint16_t b[2][16 * 32];
-  const int64_t sums_stride = n * 4;
+  constexpr int64_t kSumsStride = kBlockColumns * 4;
   Tiles tiles;
-  for (int64_t i = 0; i < k; i += kTileRowsPerPass) {
-    _tile_loadd(2, xp.data() + i, k * 2);
-    for (int64_t j = 0; j < n; j += 32) {
-      _tile_loadd(0, sums.data() + j, sums_stride);
-      _tile_loadd(1, sums.data() + j + 16, sums_stride);
-      InterleaveRows(w + i * ldw + j, ldw, b[0]);
-      InterleaveRows(w + i * ldw + j + 16, ldw, b[1]);
-      _tile_loadd(4, b[0], 64);
-      _tile_loadd(5, b[1], 64);
-      _tile_dpbf16ps(0, 2, 4);
-      _tile_dpbf16ps(1, 2, 5);
-      _tile_stored(0, sums.data() + j, sums_stride);
-      _tile_stored(1, sums.data() + j + 16, sums_stride);
+  for (int64_t j0 = 0; j0 < n; j0 += kBlockColumns) {
+    const int64_t cols = std::min(kBlockColumns, n - j0);
+    for (int64_t r = 0; r < 16; ++r) std::fill(sums + r * kBlockColumns, sums + r * kBlockColumns + cols, 0.0f);
+    for (int64_t i = 0; i < k; i += 32) {
+      _tile_loadd(2, xp.data() + i, k * 2);
+      const uint16_t* wi = w + i * ldw + j0;
+      for (int64_t j = 0; j < cols; j += 32) {
+        _tile_loadd(0, sums + j, kSumsStride);
+        _tile_loadd(1, sums + j + 16, kSumsStride);
+        InterleaveRows(wi + j, ldw, b[0]);
+        InterleaveRows(wi + j + 16, ldw, b[1]);
+        _tile_loadd(4, b[0], 64);
+        _tile_loadd(5, b[1], 64);
+        _tile_dpbf16ps(0, 2, 4);
+        _tile_dpbf16ps(1, 2, 5);
+        _tile_stored(0, sums + j, kSumsStride);
+        _tile_stored(1, sums + j + 16, kSumsStride);
+      }
     }
+    for (int64_t r = 0; r < m; ++r)
+      std::memcpy(y + r * ldy + j0, sums + r * kBlockColumns, static_cast<size_t>(cols) * 4);
   }
-  for (int64_t r = 0; r < m; ++r) std::memcpy(y + r * ldy, sums.data() + r * n, static_cast<size_t>(n) * 4);
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 // layouts, 1 to 16 rows (every row group and tile width), odd and even
 // lengths around the 32-value vectors and the 16-row passes, column tails
 // around the 32-column chunks, and matrices with rows wider than the
-// product (a thread's part of W). Skipped, with a notice, where the CPU
-// lacks the instructions.
+// product (a thread's part of W). Where the CPU has AMX, the cases of 3 rows
+// and more with k a multiple of 32 run on its tiles (their 512-column
+// blocks crossed by n = 1056), the pair products taking the tails. Skipped,
+// with a notice, where the CPU lacks the instructions.
 #include "lib/kernels/bf16_pair_product.h"
 
 #include <cstdint>
@@ -26,7 +28,7 @@ TEST(Bf16PairProductTest, BothLayoutsMatchTheReference) {
   if (!Bf16PairProductAvailable()) GTEST_SKIP() << "NOTICE: this CPU has no AVX512_BF16; pair products not tested";
   for (int64_t m : {1, 2, 3, 5, 11, 16}) {
     for (int64_t k : {1, 2, 15, 16, 17, 31, 32, 33, 64, 301}) {
-      for (int64_t n : {1, 7, 8, 9, 31, 33, 64, 65, 129, 300}) {
+      for (int64_t n : {1, 7, 8, 9, 31, 33, 64, 65, 129, 300, 1056}) {
         // W stored with wider rows than the product reads (ldw > k, > n).
         const int64_t ld_nk = k + 3, ld_kn = n + 5;
         std::vector<uint16_t> x(m * k), w_kn(k * ld_kn, 0x7FC0), w_nk(n * ld_nk, 0x7FC0);  // NaN outside
