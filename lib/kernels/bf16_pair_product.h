@@ -26,6 +26,18 @@ bool Bf16PairProductAvailable();
 void Bf16PairProduct(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, bool w_rows_are_outputs,
                      int64_t ldw, float* y, int64_t ldy);
 
+// AMX tiles, which Bf16PairProduct hands its wider cases (from 3 rows of x
+// on, a pair dot product per 16 sums no longer keeps up with the memory;
+// one tile instruction does 8192 multiply-adds):
+//
+// Whether this CPU has AMX (tiles, bf16) and the kernel lets this process
+// use it (asked once: arch_prctl ARCH_REQ_XCOMP_PERM).
+bool Bf16TilesAvailable();
+// Bf16PairProduct's contract, for 1 <= m <= 16 and k, n multiples of 32
+// (bf16_tile_product_amx.cc). Only where Bf16TilesAvailable().
+void Bf16TileProduct(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, bool w_rows_are_outputs,
+                     int64_t ldw, float* y, int64_t ldy);
+
 }  // namespace neuron::kernels
 
 #endif  // NEURON_LIB_KERNELS_BF16_PAIR_PRODUCT_H_

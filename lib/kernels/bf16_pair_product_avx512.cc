@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "lib/kernels/bf16_pair_product.h"
-#include "lib/kernels/bf16_tile_product.h"
 #include "lib/kernels/row_groups.h"
 
 namespace neuron::kernels {

@@ -14,7 +14,8 @@
 #include <cstring>
 #include <vector>
 
-#include "lib/kernels/bf16_tile_product.h"
+#include "lib/kernels/bf16_pair_product.h"
+
 
 namespace neuron::kernels {
 namespace {

@@ -4,7 +4,8 @@
 // is widened in registers (AVX2, F16C) and the output columns are split
 // over the threads, so each streams its own part of W. fp8 weights are read
 // as they are stored, so a weight-only fp8 checkpoint's product reads half
-// the bytes of bf16 and is never widened into memory first.
+// the bytes of bf16 and is never widened into memory first. (bf16 rows
+// against bf16 weights on CPUs with AVX512_BF16 take bf16_pair_product.h.)
 #ifndef NEURON_LIB_KERNELS_SKINNY_PRODUCT_H_
 #define NEURON_LIB_KERNELS_SKINNY_PRODUCT_H_
 
