@@ -134,8 +134,12 @@ void ColumnTile(const uint16_t* x, int64_t k, const uint16_t* w, int64_t ldw, in
     const bool pair = i + 1 < i1;
     const uint16_t* a = w + i * ldw;
     if (ahead != nullptr) {
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + i * ldw), _MM_HINT_T0);
-      if (pair) _mm_prefetch(reinterpret_cast<const char*>(ahead + (i + 1) * ldw), _MM_HINT_T0);
+      // Every line the tile reads of these rows: 32 columns are one.
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) {
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + i * ldw + 32 * v), _MM_HINT_T0);
+        if (pair) _mm_prefetch(reinterpret_cast<const char*>(ahead + (i + 1) * ldw + 32 * v), _MM_HINT_T0);
+      }
     }
     __m512i wlo[V], whi[V];
 #pragma GCC unroll 4
