@@ -5,9 +5,9 @@
 // W stored [n, k]: Y^T = W . X^T, W's rows loaded as tiles where they lie
 // (16 outputs x 32 of k), X^T laid out once per call in the pair-interleaved
 // form the instruction takes for its second operand.
-// W stored [k, n]: Y = X . W, X's rows (padded to 16) the first operand, W's
-// pairs of rows interleaved into a 1 KB tile in registers on the way, the
-// sums of 512 columns at a time kept on the stack across all of k.
+// W stored [k, n]: Y = X . W, X's m rows the first operand, W's pairs of
+// rows interleaved into a 1 KB tile in registers on the way, the sums
+// accumulated in y, a pass of 32 rows of W at a time.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -28,14 +28,16 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
-// Every tile 16 rows of 64 bytes; released when the product is done, so
-// the thread does not carry AMX state into context switches.
+// Tiles of 64-byte rows, 16 of them but for those `rows` names (the sums
+// and x's tile in the [k, n] products: x's m rows where they lie);
+// released when the product is done, so the thread does not carry AMX
+// state into context switches.
 class Tiles {
  public:
-  Tiles() {
+  explicit Tiles(int rows_of_0_to_2 = 16) {
     TileConfig config;
     for (int t = 0; t < 8; ++t) {
-      config.rows[t] = 16;
+      config.rows[t] = static_cast<uint8_t>(t <= 2 ? rows_of_0_to_2 : 16);
       config.bytes_per_row[t] = 64;
     }
     _tile_loadconfig(&config);
@@ -102,42 +104,32 @@ inline void InterleaveRows(const uint16_t* w, int64_t ldw, uint16_t* tile) {
   }
 }
 
-// Columns whose sums stay in a block of this thread's stack while every
-// row of W passes (16 x 512 f32, 32 KB): each row is read 1 KB at a time,
-// in order, and the sums need no memory the plan did not count.
-constexpr int64_t kBlockColumns = 512;
-
+// y[0:m, 0:n] = x . W, a pass of 32 rows of W at a time across all n
+// columns: each row is a stream the prefetchers follow, as in the AVX2
+// products, and the next pass's rows are fetched while this one's are
+// used. The sums are y itself, m rows a tile (no padding to 16), x's tile
+// its m rows where they lie.
 void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t ldw, float* y,
                       int64_t ldy) {
-  // X padded to 16 rows, kept per thread (32 bytes per k).
-  thread_local std::vector<uint16_t> xp;
-  xp.assign(static_cast<size_t>(16 * k), 0);
-  for (int64_t r = 0; r < m; ++r) std::memcpy(xp.data() + r * k, x + r * k, static_cast<size_t>(k) * 2);
-  alignas(64) float sums[16 * kBlockColumns];
+  for (int64_t r = 0; r < m; ++r) std::fill(y + r * ldy, y + r * ldy + n, 0.0f);
   alignas(64) uint16_t b[2][16 * 32];
-  constexpr int64_t kSumsStride = kBlockColumns * 4;
-  Tiles tiles;
-  for (int64_t j0 = 0; j0 < n; j0 += kBlockColumns) {
-    const int64_t cols = std::min(kBlockColumns, n - j0);
-    for (int64_t r = 0; r < 16; ++r) std::fill(sums + r * kBlockColumns, sums + r * kBlockColumns + cols, 0.0f);
-    for (int64_t i = 0; i < k; i += 32) {
-      _tile_loadd(2, xp.data() + i, k * 2);
-      const uint16_t* wi = w + i * ldw + j0;
-      for (int64_t j = 0; j < cols; j += 32) {
-        _tile_loadd(0, sums + j, kSumsStride);
-        _tile_loadd(1, sums + j + 16, kSumsStride);
-        InterleaveRows(wi + j, ldw, b[0]);
-        InterleaveRows(wi + j + 16, ldw, b[1]);
-        _tile_loadd(4, b[0], 64);
-        _tile_loadd(5, b[1], 64);
-        _tile_dpbf16ps(0, 2, 4);
-        _tile_dpbf16ps(1, 2, 5);
-        _tile_stored(0, sums + j, kSumsStride);
-        _tile_stored(1, sums + j + 16, kSumsStride);
-      }
+  const int64_t y_stride = ldy * 4;
+  Tiles tiles(static_cast<int>(m));
+  for (int64_t i = 0; i < k; i += 32) {
+    _tile_loadd(2, x + i, k * 2);
+    const uint16_t* wi = w + i * ldw;
+    for (int64_t j = 0; j < n; j += 32) {
+      _tile_loadd(0, y + j, y_stride);
+      _tile_loadd(1, y + j + 16, y_stride);
+      InterleaveRows(wi + j, ldw, b[0]);
+      InterleaveRows(wi + j + 16, ldw, b[1]);
+      _tile_loadd(4, b[0], 64);
+      _tile_loadd(5, b[1], 64);
+      _tile_dpbf16ps(0, 2, 4);
+      _tile_dpbf16ps(1, 2, 5);
+      _tile_stored(0, y + j, y_stride);
+      _tile_stored(1, y + j + 16, y_stride);
     }
-    for (int64_t r = 0; r < m; ++r)
-      std::memcpy(y + r * ldy + j0, sums + r * kBlockColumns, static_cast<size_t>(cols) * 4);
   }
 }
 
