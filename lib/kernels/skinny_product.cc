@@ -263,8 +263,14 @@ void ColumnTile(const float* x, int64_t k, const uint8_t* w, int64_t ldw, int64_
       acc[r][v] = _mm256_loadu_ps(y + r * ldy + 8 * v);
       if constexpr (W::kScale != 1.0f) acc[r][v] = _mm256_mul_ps(acc[r][v], _mm256_set1_ps(1.0f / W::kScale));
     }
+  // The tile's columns span this many cache lines of a row (f32: two at
+  // V = 4), each fetched ahead.
+  constexpr int kAheadLines = (8 * V * W::kBytes + 63) / 64;
   for (int64_t i = i0; i < i1; ++i) {
-    if (ahead != nullptr) _mm_prefetch(reinterpret_cast<const char*>(ahead + i * ldw), _MM_HINT_T0);
+    if (ahead != nullptr)
+#pragma GCC unroll 4
+      for (int l = 0; l < kAheadLines; ++l)
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + i * ldw + 64 * l), _MM_HINT_T0);
     __m256 wv[V];
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) wv[v] = W::Widen8(w + i * ldw + 8 * v * W::kBytes);
