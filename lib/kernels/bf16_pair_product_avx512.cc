@@ -3,7 +3,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "lib/kernels/bf16_pair_product.h"
 #include "lib/kernels/row_groups.h"

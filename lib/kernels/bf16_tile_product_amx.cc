@@ -11,11 +11,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "lib/kernels/bf16_pair_product.h"
-
 
 namespace neuron::kernels {
 namespace {
