@@ -104,9 +104,9 @@ inline void InterleaveRows(const uint16_t* w, int64_t ldw, uint16_t* tile) {
 
 // y[0:m, 0:n] = x . W, a pass of 32 rows of W at a time across all n
 // columns: each row is a stream the prefetchers follow, as in the AVX2
-// products, and the next pass's rows are fetched while this one's are
-// used. The sums are y itself, m rows a tile (no padding to 16), x's tile
-// its m rows where they lie.
+// products (fetching the next pass's rows by hand measured slower here).
+// The sums are y itself, m rows a tile (no padding to 16), x's tile its m
+// rows where they lie.
 void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t ldw, float* y,
                       int64_t ldy) {
   for (int64_t r = 0; r < m; ++r) std::fill(y + r * ldy, y + r * ldy + n, 0.0f);

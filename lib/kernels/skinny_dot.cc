@@ -27,6 +27,10 @@ int64_t Product(const std::vector<int64_t>& dims, const std::vector<int64_t>& wh
   return p;
 }
 
+// bf16 against bf16 on a CPU with AVX512_BF16: the pair products read both
+// operands as stored, nothing widened.
+bool TakesBf16Pairs(ET a, ET b) { return a == ET::kBF16 && b == ET::kBF16 && Bf16PairProductAvailable(); }
+
 // An operand permuted into scratch (in its stored type) when its dims are
 // not already in the order wanted.
 class Permutation {
@@ -109,9 +113,7 @@ class SkinnyDot : public DotKernel {
     }
     x_.Init(x, x_perm);
     w_.Init(w, w_perm);
-    // bf16 against bf16 on AVX512_BF16: pair dot products on both as they
-    // are stored, nothing widened.
-    pairs_ = x_type_ == ET::kBF16 && w_type_ == ET::kBF16 && Bf16PairProductAvailable();
+    pairs_ = TakesBf16Pairs(x_type_, w_type_);
     if (!pairs_) xs_.resize(static_cast<size_t>(m_ * k_) * sizeof(float) + 64);
     // Sums go straight to the output where it is f32 [m, n].
     if (w_is_lhs_ || out_type_ != ET::kF32) acc_.resize(static_cast<size_t>(m_ * n_) * sizeof(float) + 64);
@@ -201,9 +203,8 @@ std::unique_ptr<DotKernel> PlanSkinnyDot(const hlo::Shape& lhs, const hlo::Shape
   // the pair products read the matrix where it lies (oneDNN reorders it
   // every call, and a few rows do not pay that back: gemma3 1B's 11-token
   // call read its weights at 19 GB/s).
-  const bool bf16_pairs = lhs.type == ET::kBF16 && rhs.type == ET::kBF16 && Bf16PairProductAvailable();
   if (lhs.type == rhs.type && (out.type == ET::kF32 || out.type == lhs.type) && LowPrecisionGemmAvailable(lhs.type) &&
-      !bf16_pairs)
+      !TakesBf16Pairs(lhs.type, rhs.type))
     return nullptr;
   if (IsByteFloat(lhs.type) && IsByteFloat(rhs.type) && LowPrecisionGemmAvailable(ET::kBF16)) return nullptr;
   auto rows = [&](const hlo::Shape& s, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {

@@ -146,11 +146,10 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   std::vector<kernels::Tensor> out;
   out.reserve(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
-    // The address only (const): TouchWritten says which outputs the run
-    // wrote, after it.
-    const TensorBuffer& o = *outputs[i];
+    // The address only: TouchWritten says which outputs the run wrote,
+    // after it.
     out.push_back(kernels::Tensor::Borrow(s.outputs[i].shape.type, s.outputs[i].shape.dims,
-                                          const_cast<void*>(o.data())));
+                                          outputs[i]->address()));
   }
 
   // Kernels may reuse what they derived from an input whose version they
@@ -224,7 +223,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
   // Outputs the executable did not write in place (it replaced a borrowed
   // tensor with its own storage) are copied back.
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (out[i].data() != static_cast<const TensorBuffer*>(outputs[i])->data()) {
+    if (out[i].data() != outputs[i]->address()) {
       std::memcpy(outputs[i]->data(), out[i].data(),
                   std::min<size_t>(out[i].byte_size(), outputs[i]->size()));
     }
@@ -239,7 +238,7 @@ absl::StatusOr<ExecuteResult> Model::Execute(const std::vector<const TensorBuffe
     int64_t nan = 0, inf = 0;
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorInfo& info = s.outputs[i];
-      NonFiniteCount c = CountNonFinite(info.shape.type, static_cast<const TensorBuffer*>(outputs[i])->data(),
+      NonFiniteCount c = CountNonFinite(info.shape.type, outputs[i]->address(),
                                         info.shape.ElementCount().value_or(0));
       if (!c.any()) continue;
       nan += c.nan;

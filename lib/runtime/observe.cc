@@ -246,7 +246,7 @@ void ExecutionObserver::WriteDumps(NRT_STATUS status, bool failed, const std::st
     t.position = info.position;
     t.dtype = std::string(hlo::ElementTypeName(info.shape.type));
     t.dims = info.shape.dims;
-    t.data = static_cast<const uint8_t*>(static_cast<const TensorBuffer*>(outputs_[i])->data());
+    t.data = static_cast<const uint8_t*>(outputs_[i]->address());
     t.bytes = info.bytes;
     f.tensors.push_back(std::move(t));
   }

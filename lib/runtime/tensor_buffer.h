@@ -57,6 +57,9 @@ class TensorBuffer {
     return data_;
   }
   const void* data() const { return data_; }
+  // The address alone, for a writer that reports what it wrote itself
+  // (Touch, once done): taking it is not a write.
+  void* address() const { return data_; }
 
   // The contents' version: drawn from one process-wide counter after the
   // bytes may have changed, so an address and a version never name two
