@@ -5,8 +5,9 @@
 # threads:
 #   ours    neuron-exec's median latency (-n ITERATIONS after 2 warm-ups,
 #           --random-inputs),
-#   bound   the weights' bytes / the rate a plain AVX2 loop reads 1 GiB at
-#           (bench/peers/read_bound.c, best of 10, same threads),
+#   bound   the weights' bytes / the rate a plain AVX2 loop reads 1 GiB at,
+#           each thread's part as 1, 4, 8 or 16 interleaved streams, the
+#           fastest (bench/peers/read_bound.c, best of 10, same threads),
 #   PyTorch bench/peers/decode_step.py: the same layers with
 #           torch.nn.functional.linear on a row and with torch.mv on the
 #           vector, the faster of the two, where PyTorch has the type.
