@@ -1,6 +1,7 @@
 #include "lib/kernels/skinny_dot.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -117,6 +118,11 @@ class SkinnyDot : public DotKernel {
     if (!pairs_) xs_.resize(static_cast<size_t>(m_ * k_) * sizeof(float) + 64);
     // Sums go straight to the output where it is f32 [m, n].
     if (w_is_lhs_ || out_type_ != ET::kF32) acc_.resize(static_cast<size_t>(m_ * n_) * sizeof(float) + 64);
+    if (q_ == n_) {
+      max_row_parts_ = std::min(ThreadPool::Global().max_parallelism(), kMaxRowParts);
+      x_parts_.resize(static_cast<size_t>(m_ * k_) * (pairs_ ? 2 : 4) + 64);
+      row_part_sums_.resize(static_cast<size_t>((max_row_parts_ - 1) * m_ * n_) * sizeof(float) + 64);
+    }
     return true;
   }
 
@@ -147,32 +153,29 @@ class SkinnyDot : public DotKernel {
 
  private:
   // y[m, n] = x[m, k] . W for one batch; W is [n / q_][k][q_], x f32 (or
-  // bf16 as stored with pairs_). The outputs are split over the threads as
-  // whole column ranges, each thread reading its own part of W.
-  void Multiply(const void* x, const uint8_t* w, int64_t w_bytes, float* y) const {
-    // One thread's columns [j, j + n) of W (at `wj`, rows `ldw` apart).
-    auto product = [&](const uint8_t* wj, int64_t n, bool rows_are_outputs, int64_t ldw, float* yj) {
-      if (pairs_) {
-        Bf16PairProduct(static_cast<const uint16_t*>(x), m_, reinterpret_cast<const uint16_t*>(wj), k_, n,
-                        rows_are_outputs, ldw, yj, n_);
-      } else {
-        SkinnyProduct(static_cast<const float*>(x), m_, wj, w_type_, k_, n, rows_are_outputs, ldw, yj, n_, 1);
-      }
-    };
-    auto columns = [&](int64_t g0, int64_t g1) {
-      if (q_ == 1) {  // [n, k]: one matrix row per output
-        product(w + g0 * k_ * w_bytes, g1 - g0, true, k_, y + g0);
-        return;
-      }
-      for (int64_t p = g0 / q_; p * q_ < g1; ++p) {
-        const int64_t q0 = std::max(g0, p * q_) - p * q_, q1 = std::min(g1, (p + 1) * q_) - p * q_;
-        product(w + (p * k_ * q_ + q0) * w_bytes, q1 - q0, false, q_, y + p * q_ + q0);
-      }
-    };
+  // bf16 as stored with pairs_). The work is split over the threads so each
+  // reads its own stretch of W's memory: whole column ranges, or, where W is
+  // one [k, n] matrix (whose column ranges would share every page), runs of
+  // its rows.
+  void Multiply(const void* x, const uint8_t* w, int64_t w_bytes, float* y) {
     const int parts = k_ * n_ >= kSkinnyParallelWeights
                           ? static_cast<int>(std::min<int64_t>(
                                 {GemmThreads(), ThreadPool::Global().max_parallelism(), std::max<int64_t>(n_ / 16, 1)}))
                           : 1;
+    if (q_ == n_ && parts >= 2 && k_ >= parts * kRowsPerPart && parts <= max_row_parts_) {
+      MultiplyByRows(x, w, w_bytes, y, parts);
+      return;
+    }
+    auto columns = [&](int64_t g0, int64_t g1) {
+      if (q_ == 1) {  // [n, k]: one matrix row per output
+        ColumnProduct(x, k_, w + g0 * k_ * w_bytes, g1 - g0, true, k_, y + g0);
+        return;
+      }
+      for (int64_t p = g0 / q_; p * q_ < g1; ++p) {
+        const int64_t q0 = std::max(g0, p * q_) - p * q_, q1 = std::min(g1, (p + 1) * q_) - p * q_;
+        ColumnProduct(x, k_, w + (p * k_ * q_ + q0) * w_bytes, q1 - q0, false, q_, y + p * q_ + q0);
+      }
+    };
     if (parts < 2) {
       columns(0, n_);
       return;
@@ -184,12 +187,53 @@ class SkinnyDot : public DotKernel {
     });
   }
 
+  // Threads a [k, n] W's rows are split over at most (each adds m x n sums).
+  static constexpr int kMaxRowParts = 16;
+  // Rows of a [k, n] W a thread takes at a time (an AMX tile's 32).
+  static constexpr int64_t kRowsPerPart = 32;
+
+  // y = x . W for W [k, n], thread t taking rows [i0, i1) of W and the same
+  // columns of x (copied out, so its rows are contiguous) into sums of its
+  // own; the sums are added up after.
+  void MultiplyByRows(const void* x, const uint8_t* w, int64_t w_bytes, float* y, int parts) {
+    const int64_t x_bytes = pairs_ ? 2 : 4;
+    const auto* xb = static_cast<const uint8_t*>(x);
+    uint8_t* x_parts = x_parts_.data();
+    float* sums = reinterpret_cast<float*>(row_part_sums_.data());
+    ThreadPool::Global().Run(parts, [&](int t) {
+      const int64_t i0 = k_ * t / parts / kRowsPerPart * kRowsPerPart;
+      const int64_t i1 = t + 1 == parts ? k_ : k_ * (t + 1) / parts / kRowsPerPart * kRowsPerPart;
+      const int64_t kc = i1 - i0;
+      uint8_t* xt = x_parts + m_ * i0 * x_bytes;
+      for (int64_t r = 0; r < m_; ++r)
+        std::memcpy(xt + r * kc * x_bytes, xb + (r * k_ + i0) * x_bytes, static_cast<size_t>(kc * x_bytes));
+      ColumnProduct(xt, kc, w + i0 * n_ * w_bytes, n_, false, n_, t == 0 ? y : sums + (t - 1) * m_ * n_);
+    });
+    for (int t = 1; t < parts; ++t) {
+      const float* s = sums + (t - 1) * m_ * n_;
+      for (int64_t e = 0; e < m_ * n_; ++e) y[e] += s[e];
+    }
+  }
+
+  // One thread's y[m, n) columns [j, j + n) = x[m, k] . W's columns (at
+  // `wj`, rows `ldw` apart), y's rows n_ apart.
+  void ColumnProduct(const void* x, int64_t k, const uint8_t* wj, int64_t n, bool rows_are_outputs, int64_t ldw,
+               float* yj) const {
+    if (pairs_) {
+      Bf16PairProduct(static_cast<const uint16_t*>(x), m_, reinterpret_cast<const uint16_t*>(wj), k, n,
+                      rows_are_outputs, ldw, yj, n_);
+    } else {
+      SkinnyProduct(static_cast<const float*>(x), m_, wj, w_type_, k, n, rows_are_outputs, ldw, yj, n_, 1);
+    }
+  }
+
   bool w_is_lhs_ = false;
   bool pairs_ = false;  // bf16 x and W through Bf16PairProduct
   ET x_type_ = ET::kInvalid, w_type_ = ET::kInvalid, out_type_ = ET::kInvalid;
   int64_t batch_ = 1, m_ = 1, n_ = 1, k_ = 1, q_ = 1;
+  int max_row_parts_ = 1;  // threads MultiplyByRows has sums for
   Permutation x_, w_;
-  LazyScratch xs_, acc_;
+  LazyScratch xs_, acc_, x_parts_, row_part_sums_;
 };
 
 }  // namespace

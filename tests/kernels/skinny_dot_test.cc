@@ -124,6 +124,11 @@ const std::vector<Case>& Cases() {
       {"one row, many outputs over threads", {1, 512}, {16, 512, 64}, Dims({}, {1}, {}, {1})},
       {"eleven rows over threads, [n, k]", {11, 300}, {2, 700, 300}, Dims({}, {1}, {}, {2})},
       {"eleven rows over threads, [k, n]", {11, 300}, {300, 1400}, Dims({}, {1}, {}, {0})},
+      // A [k, n] matrix's rows split over the threads: whole AMX tiles,
+      // uneven runs, one row of x.
+      {"eleven rows over threads, [k, n] in whole tiles", {11, 512}, {512, 1024}, Dims({}, {1}, {}, {0})},
+      {"three rows over threads, [k, n] in uneven runs", {3, 96}, {96, 800}, Dims({}, {1}, {}, {0})},
+      {"one row over threads, [k, n]", {1, 700}, {700, 200}, Dims({}, {1}, {}, {0})},
   };
   return cases;
 }
