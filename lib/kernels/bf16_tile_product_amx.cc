@@ -5,14 +5,16 @@
 // W stored [n, k]: Y^T = W . X^T, W's rows loaded as tiles where they lie
 // (16 outputs x 32 of k), X^T laid out once per call in the pair-interleaved
 // form the instruction takes for its second operand.
-// W stored [k, n]: Y = X . W, X's m rows the first operand, W's pairs of
-// rows interleaved into a 1 KB tile in registers on the way, the sums
-// accumulated in y, a pass of 32 rows of W at a time.
+// W stored [k, n]: Y = X . W, W's rows loaded as tiles where they lie (16
+// of k x 32 outputs), X spread out with zeros so each tile product gives
+// the even or the odd outputs.
 //
 // Both fetch W's lines a few steps ahead of the tile loads.
 #include <immintrin.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <vector>
 
 #include "lib/kernels/bf16_pair_product.h"
@@ -28,16 +30,17 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
-// Tiles of 64-byte rows, 16 of them but for those `rows` names (the sums
-// and x's tile in the [k, n] products: x's m rows where they lie);
+// Tiles of 64-byte rows, 16 of them but in the first `short_tiles` (the
+// sums and x's operands in the [k, n] products), which have `short_rows`
+// (x's m rows);
 // released when the product is done, so the thread does not carry AMX
 // state into context switches.
 class Tiles {
  public:
-  explicit Tiles(int rows_of_0_to_2 = 16) {
+  explicit Tiles(int short_rows = 16, int short_tiles = 0) {
     TileConfig config;
     for (int t = 0; t < 8; ++t) {
-      config.rows[t] = static_cast<uint8_t>(t <= 2 ? rows_of_0_to_2 : 16);
+      config.rows[t] = static_cast<uint8_t>(t < short_tiles ? short_rows : 16);
       config.bytes_per_row[t] = 64;
     }
     _tile_loadconfig(&config);
@@ -58,17 +61,19 @@ void StoreTransposed(const float* c, int64_t m, int64_t cols, float* y, int64_t 
     for (int64_t t = 0; t < cols; ++t) y[r * ldy + t] = c[t * 16 + r];
 }
 
-// How far ahead along W's rows the kernels fetch (elements: 4 lines, 4
-// steps of 32): left to the hardware, the tile loads wait on every line
-// they read and one thread read 12.5 GB/s of the 14.7 its core can take;
-// fetched, two threads read 25-26 GB/s of 28 (6912 x 1152 bf16, 11 rows).
+// How far ahead along W's rows the [n, k] kernel fetches (elements: 4
+// lines, 4 steps of 32): left to the hardware, the tile loads wait on
+// every line they read and one thread read 12.5 GB/s of the 14.7 its core
+// can take; fetched, two threads read 25-26 GB/s of 28 (6912 x 1152 bf16,
+// 11 rows).
 constexpr int64_t kFetchAhead = 128;
 
-// Starts loading the line at `p` in each of 32 rows `ld` elements apart;
-// null for none.
+// Starts loading the line at `p` in each of `rows` rows `ld` elements
+// apart; null for none.
+template <int rows>
 inline void FetchRows(const uint16_t* p, int64_t ld) {
   if (p == nullptr) return;
-  for (int r = 0; r < 32; ++r) _mm_prefetch(reinterpret_cast<const char*>(p + r * ld), _MM_HINT_T0);
+  for (int r = 0; r < rows; ++r) _mm_prefetch(reinterpret_cast<const char*>(p + r * ld), _MM_HINT_T0);
 }
 
 void RowsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t ldw, float* y,
@@ -92,7 +97,7 @@ void RowsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, i
     const bool more = j + 32 < n;
     for (int64_t i = 0; i < k; i += 32) {
       // These 32 rows further on, or the next block's at its start.
-      FetchRows(i + kFetchAhead < k ? w0 + i + kFetchAhead : more ? w0 + 32 * ldw + (i + kFetchAhead - k) : nullptr,
+      FetchRows<32>(i + kFetchAhead < k ? w0 + i + kFetchAhead : more ? w0 + 32 * ldw + (i + kFetchAhead - k) : nullptr,
                 ldw);
       _tile_loadd(4, xt.data() + (i / 2) * 16, 64);
       _tile_loadd(2, w0 + i, stride);
@@ -107,48 +112,97 @@ void RowsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, i
   }
 }
 
-// The 16 x 32 tile of pairs (w[i + 2p, j + c], w[i + 2p + 1, j + c]) for
-// p, c < 16, from 32 rows of a [k, n] matrix.
-inline void InterleaveRows(const uint16_t* w, int64_t ldw, uint16_t* tile) {
-  const __m512i idx = _mm512_setr_epi32(0x00200000, 0x00210001, 0x00220002, 0x00230003, 0x00240004, 0x00250005,
-                                        0x00260006, 0x00270007, 0x00280008, 0x00290009, 0x002A000A, 0x002B000B,
-                                        0x002C000C, 0x002D000D, 0x002E000E, 0x002F000F);
-  for (int p = 0; p < 16; ++p) {
-    const __m512i a = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2 * p * ldw)));
-    const __m512i b =
-        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + (2 * p + 1) * ldw)));
-    _mm512_store_si512(tile + p * 32, _mm512_permutex2var_epi16(a, idx, b));
-  }
-}
-
-// y[0:m, 0:n] = x . W, a pass of 32 rows of W at a time across all n
-// columns. The sums are y itself, m rows a tile (no padding to 16), x's tile its m
-// rows where they lie.
+// y[0:m, 0:n] = x . W, W [k, n] loaded as second operands where it lies: a
+// tile of 16 of W's rows and 32 of its columns pairs adjacent columns
+// (c, c + 1) of one row. Against a first operand holding x[r, i] in each
+// pair's first place and zero in its second, the sums are W's even
+// columns; against x in the second places, its odd ones. That is twice
+// the multiply-adds (the tile unit has them to spare) and no interleaving
+// of W's rows into pairs (which left one thread reading 8-11 GB/s of the
+// 14.7 its core can take). The sums stay in tiles down a run of 32 rows,
+// 64 columns at a time, while the next 64 columns are fetched (runs of 64
+// and more measured slower in whole models): 8 layers of 11 rows against
+// bf16 2048 x 8192 and 8192 x 2048, 27-28 -> 23-26 ms; 1152 x 6912 and back
+// 39-52 -> 36 ms.
 void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t ldw, float* y,
                       int64_t ldy) {
+  constexpr int64_t kRunRows = 32;
+  // Each of x's rows spread out with zeros, [0, x0, 0, x1, ..., x(k-1), 0]:
+  // from element 1 the even columns' first operand, from element 0 the odd
+  // columns'. Kept per thread, so a call allocates nothing once it has run.
+  const int64_t ldx = 2 * k + 32;
+  thread_local std::vector<uint16_t> spread;
+  spread.assign(static_cast<size_t>(m * ldx), 0);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t i = 0; i < k; ++i) spread[r * ldx + 1 + 2 * i] = x[r * k + i];
+  const int64_t x_stride = ldx * 2, w_stride = ldw * 2;
+
   for (int64_t r = 0; r < m; ++r) std::fill(y + r * ldy, y + r * ldy + n, 0.0f);
-  alignas(64) uint16_t b[2][16 * 32];
-  const int64_t y_stride = ldy * 4;
-  Tiles tiles(static_cast<int>(m));
-  for (int64_t i = 0; i < k; i += 32) {
-    _tile_loadd(2, x + i, k * 2);
-    const uint16_t* wi = w + i * ldw;
-    for (int64_t j = 0; j < n; j += 32) {
-      // These rows' columns further on, or the next pass's first ones.
-      FetchRows(j + kFetchAhead < n       ? wi + j + kFetchAhead
-                : i + 32 < k ? wi + 32 * ldw + (j + kFetchAhead - n)
-                             : nullptr,
-                ldw);
-      _tile_loadd(0, y + j, y_stride);
-      _tile_loadd(1, y + j + 16, y_stride);
-      InterleaveRows(wi + j, ldw, b[0]);
-      InterleaveRows(wi + j + 16, ldw, b[1]);
-      _tile_loadd(4, b[0], 64);
-      _tile_loadd(5, b[1], 64);
-      _tile_dpbf16ps(0, 2, 4);
-      _tile_dpbf16ps(1, 2, 5);
-      _tile_stored(0, y + j, y_stride);
-      _tile_stored(1, y + j + 16, y_stride);
+  alignas(64) float c[4][16 * 16];
+  const __m512i first_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i second_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  // y[0:m, j:j + 32] += the even and odd columns' sums, interleaved.
+  auto add_to_y = [&](const float* even, const float* odd, int64_t j) {
+    for (int64_t r = 0; r < m; ++r) {
+      const __m512 e = _mm512_load_ps(even + r * 16), o = _mm512_load_ps(odd + r * 16);
+      float* out = y + r * ldy + j;
+      _mm512_storeu_ps(out, _mm512_add_ps(_mm512_loadu_ps(out), _mm512_permutex2var_ps(e, first_idx, o)));
+      _mm512_storeu_ps(out + 16, _mm512_add_ps(_mm512_loadu_ps(out + 16), _mm512_permutex2var_ps(e, second_idx, o)));
+    }
+  };
+
+  // Sums of columns j..j+31 in tiles 0 (even) and 1 (odd), j+32..j+63 in
+  // 2 and 3; x's operands in 4 and 5, W's in 6 and 7.
+  Tiles tiles(static_cast<int>(m), /*short_tiles=*/6);
+  for (int64_t i0 = 0; i0 < k; i0 += kRunRows) {
+    const int64_t i1 = std::min(k, i0 + kRunRows);
+    for (int64_t j = 0; j < n; j += 64) {
+      const bool two = j + 64 <= n;
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
+      for (int64_t i = i0; i < i1; i += 16) {
+        // These rows' next 64 columns, or the next run's first ones.
+        const uint16_t* next = j + 64 < n ? w + i * ldw + j + 64 : i + kRunRows < k ? w + (i + kRunRows) * ldw : nullptr;
+        if (next != nullptr) {
+          FetchRows<16>(next, ldw);
+          FetchRows<16>(next + 32, ldw);
+        }
+        _tile_loadd(4, spread.data() + 1 + 2 * i, x_stride);
+        _tile_loadd(5, spread.data() + 2 * i, x_stride);
+        _tile_loadd(6, w + i * ldw + j, w_stride);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 5, 6);
+        if (two) {
+          _tile_loadd(7, w + i * ldw + j + 32, w_stride);
+          _tile_dpbf16ps(2, 4, 7);
+          _tile_dpbf16ps(3, 5, 7);
+        }
+      }
+      _tile_stored(0, c[0], 64);
+      _tile_stored(1, c[1], 64);
+      add_to_y(c[0], c[1], j);
+      if (two) {
+        _tile_stored(2, c[2], 64);
+        _tile_stored(3, c[3], 64);
+        add_to_y(c[2], c[3], j + 32);
+      }
+    }
+  }
+
+  // An infinite or NaN weight makes NaN of the zero it meets, and so of its
+  // neighbouring column's sums: a column that came out NaN is summed again
+  // one product at a time (rare; a NaN it truly has stays).
+  auto widen = [](uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); };
+  for (int64_t j = 0; j < n; ++j) {
+    bool nan = false;
+    for (int64_t r = 0; r < m; ++r) nan = nan || std::isnan(y[r * ldy + j]);
+    if (!nan) continue;
+    for (int64_t r = 0; r < m; ++r) {
+      float sum = 0.0f;
+      for (int64_t i = 0; i < k; ++i) sum += widen(x[r * k + i]) * widen(w[i * ldw + j]);
+      y[r * ldy + j] = sum;
     }
   }
 }

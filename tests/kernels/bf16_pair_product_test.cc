@@ -8,8 +8,10 @@
 // with a notice, where the CPU lacks the instructions.
 #include "lib/kernels/bf16_pair_product.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,42 @@ TEST(Bf16PairProductTest, LargeSumsKeepF32Precision) {
   std::vector<float> y(m * n);
   Bf16PairProduct(x.data(), m, w.data(), k, n, true, k, y.data(), n);
   for (int64_t j = 0; j < m * n; ++j) EXPECT_NEAR(y[j], want[j], want[j] * 4096 * 0x1p-24) << j;
+}
+
+
+TEST(Bf16PairProductTest, InfiniteAndNanWeightsStayInTheirColumns) {
+  if (!Bf16PairProductAvailable()) GTEST_SKIP() << "NOTICE: this CPU has no AVX512_BF16; pair products not tested";
+  // Every row count (1-2 pair products, 3 and more AMX tiles where the CPU
+  // has them) and both layouts: an infinite weight makes only its own
+  // column infinite (or NaN where x meets it with both signs), a NaN weight
+  // only its own column NaN; the neighbouring columns keep their sums.
+  const int64_t k = 64, n = 64;
+  const int64_t inf_col = 6, nan_col = 33;
+  for (int64_t m : {1, 2, 3, 11, 16}) {
+    std::vector<uint16_t> x(m * k), w_kn(k * n), w_nk(n * k);
+    for (int64_t i = 0; i < m * k; ++i) x[i] = Bf16Bits(0.5f + static_cast<float>(i % 3) * 0.25f);  // all > 0
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float v = static_cast<float>(((i + j) % 5) - 2) * 0.5f;
+        if (j == inf_col && i == 10) v = std::numeric_limits<float>::infinity();
+        if (j == nan_col && i == 20) v = std::numeric_limits<float>::quiet_NaN();
+        w_kn[i * n + j] = w_nk[j * k + i] = Bf16Bits(v);
+      }
+    for (bool rows_are_outputs : {false, true}) {
+      std::vector<float> y(m * n);
+      Bf16PairProduct(x.data(), m, rows_are_outputs ? w_nk.data() : w_kn.data(), k, n, rows_are_outputs,
+                      rows_are_outputs ? k : n, y.data(), n);
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j) {
+          const float got = y[r * n + j];
+          const std::string where = "m=" + std::to_string(m) + (rows_are_outputs ? " [n, k]" : " [k, n]") +
+                                    " at " + std::to_string(r) + "," + std::to_string(j);
+          if (j == inf_col) EXPECT_EQ(got, std::numeric_limits<float>::infinity()) << where;
+          else if (j == nan_col) EXPECT_TRUE(std::isnan(got)) << where;
+          else EXPECT_TRUE(std::isfinite(got)) << where << ": " << got;
+        }
+    }
+  }
 }
 
 }  // namespace
