@@ -129,12 +129,19 @@ void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k
   constexpr int64_t kRunRows = 32;
   // Each of x's rows spread out with zeros, [0, x0, 0, x1, ..., x(k-1), 0]:
   // from element 1 the even columns' first operand, from element 0 the odd
-  // columns'. Kept per thread, so a call allocates nothing once it has run.
+  // columns'. As 32-bit words that is x[r, i] << 16, 16 at a time. Kept per
+  // thread, so a call allocates nothing once it has run.
   const int64_t ldx = 2 * k + 32;
   thread_local std::vector<uint16_t> spread;
-  spread.assign(static_cast<size_t>(m * ldx), 0);
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t i = 0; i < k; ++i) spread[r * ldx + 1 + 2 * i] = x[r * k + i];
+  spread.resize(static_cast<size_t>(m * ldx));
+  for (int64_t r = 0; r < m; ++r) {
+    uint16_t* row = spread.data() + r * ldx;
+    for (int64_t i = 0; i < k; i += 16) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + r * k + i));
+      _mm512_storeu_si512(row + 2 * i, _mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
+    }
+    std::fill(row + 2 * k, row + ldx, uint16_t{0});
+  }
   const int64_t x_stride = ldx * 2, w_stride = ldw * 2;
 
   for (int64_t r = 0; r < m; ++r) std::fill(y + r * ldy, y + r * ldy + n, 0.0f);
