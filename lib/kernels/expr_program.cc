@@ -451,24 +451,48 @@ bool IsF32Binary(F32Op op) { return op <= kLastBinaryF32Op; }
 
 // A broadcast whose source dims are one contiguous run of the output's
 // dims, in order (a bias along the last dims, a per-channel scale, ...):
-// lane i then reads element (i / repeat) % period.
-bool BroadcastAsPeriod(const ExprInput& in, int64_t* period, int64_t* repeat) {
+// lane i then reads element (i / repeat) % period. Or two such runs with
+// broadcast dims between them (a rotary table [tokens, d] for every head
+// of [tokens, heads, d]): the first run adds ((i / outer_repeat) %
+// outer_period) * period (outer_period 0 where there is one run).
+bool BroadcastAsPeriods(const ExprInput& in, int64_t* period, int64_t* repeat, int64_t* outer_period,
+                        int64_t* outer_repeat) {
   const int64_t rank = static_cast<int64_t>(in.out_dims.size());
-  int64_t first = -1, last = -1;  // the run of dims the source spans
+  auto spans = [&](int64_t d) { return in.src_strides[d] != 0 && in.out_dims[d] != 1; };
+  auto broadcast = [&](int64_t d) { return in.src_strides[d] == 0 && in.out_dims[d] != 1; };
+  // The runs of dims the source spans, as [first, last] pairs (dims of
+  // size 1 belong to either).
+  std::vector<std::pair<int64_t, int64_t>> runs;
   for (int64_t d = 0; d < rank; ++d) {
-    if (in.src_strides[d] == 0 || in.out_dims[d] == 1) continue;
-    if (first < 0) first = d;
-    last = d;
+    if (!spans(d)) continue;
+    bool joins = !runs.empty();
+    for (int64_t e = joins ? runs.back().second + 1 : d; e < d; ++e) joins = joins && !broadcast(e);
+    if (joins) runs.back().second = d;
+    else runs.push_back({d, d});
   }
-  if (first < 0) return false;  // a single element: a splat, not a stream
+  if (runs.empty() || runs.size() > 2) return false;  // a splat, or too scattered
+  // Each run must be dense in the source, the later one innermost.
   int64_t stride = 1;
-  for (int64_t d = last; d >= first; --d) {
-    if (in.out_dims[d] != 1 && in.src_strides[d] != stride) return false;
-    stride *= in.out_dims[d];
+  std::vector<int64_t> extent;
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+    int64_t e = 1;
+    for (int64_t d = it->second; d >= it->first; --d) {
+      if (in.out_dims[d] == 1) continue;
+      if (in.src_strides[d] != stride) return false;
+      stride *= in.out_dims[d];
+      e *= in.out_dims[d];
+    }
+    extent.push_back(e);
   }
-  *period = stride;
-  *repeat = 1;
-  for (int64_t d = last + 1; d < rank; ++d) *repeat *= in.out_dims[d];
+  auto lanes_after = [&](int64_t d) {
+    int64_t r = 1;
+    for (int64_t e = d + 1; e < rank; ++e) r *= in.out_dims[e];
+    return r;
+  };
+  *period = extent[0];
+  *repeat = lanes_after(runs.back().second);
+  *outer_period = runs.size() == 2 ? extent[1] : 0;
+  *outer_repeat = runs.size() == 2 ? lanes_after(runs.front().second) : 1;
   return true;
 }
 
@@ -579,14 +603,17 @@ std::optional<F32Plan> ExprProgram::LowerToF32() const {
         if (!storage) return std::nullopt;
         if (in.mode == InputMode::kFull || in.mode == InputMode::kMapped) {
           if (stream_of_input[nd.input] < 0) {
-            int64_t period = 0, repeat = 1;
-            if (in.mode == InputMode::kMapped && !BroadcastAsPeriod(in, &period, &repeat))
+            int64_t period = 0, repeat = 1, outer_period = 0, outer_repeat = 1;
+            if (in.mode == InputMode::kMapped &&
+                !BroadcastAsPeriods(in, &period, &repeat, &outer_period, &outer_repeat))
               return std::nullopt;
             stream_of_input[nd.input] = static_cast<int>(plan.stream_inputs.size());
             plan.stream_inputs.push_back(nd.input);
             plan.stream_storage.push_back(*storage);
             plan.stream_periods.push_back(period);
             plan.stream_repeats.push_back(repeat);
+            plan.stream_outer_periods.push_back(outer_period);
+            plan.stream_outer_repeats.push_back(outer_repeat);
           }
           leaf[id] = {F32Operand::kStream, stream_of_input[nd.input]};
         } else if (in.mode == InputMode::kSplat) {

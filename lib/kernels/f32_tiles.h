@@ -65,11 +65,16 @@ struct F32TileJob {
   int32_t stream_count = 0;
   // Per input stream: its first element, and how lanes map onto it. Lane
   // i (counted from first_lane) reads element (i / repeat) % period, or
-  // element i when period is 0 (a whole array).
+  // element i when period is 0 (a whole array). Where outer periods are
+  // given and a stream's is not 0 (a broadcast across middle dims: one
+  // rotary table for every head), ((i / outer_repeat) % outer_period) *
+  // period is added.
   const void* const* streams = nullptr;
   const TileStorage* stream_storage = nullptr;
   const int64_t* stream_periods = nullptr;
   const int64_t* stream_repeats = nullptr;
+  const int64_t* stream_outer_periods = nullptr;
+  const int64_t* stream_outer_repeats = nullptr;
   int64_t first_lane = 0;
   const float* scalars = nullptr;         // scalar operand values
   void* const* dsts = nullptr;            // per output, at first_lane

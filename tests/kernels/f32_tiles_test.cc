@@ -249,7 +249,8 @@ ENTRY e {
 
 // Broadcast operands read as periodic streams: a bias along the last dim
 // (periods that do and do not divide the tile), a per-channel scale in
-// NCHW, a column broadcast; each against the interpreter's gather.
+// NCHW, a column broadcast, broadcasts across middle dims; each against
+// the interpreter's gather.
 TEST_P(F32TilesTest, BroadcastOperandsMatchTheInterpretersGather) {
   struct Case {
     std::string out_dims, src_dims, dimensions;
@@ -262,6 +263,12 @@ TEST_P(F32TilesTest, BroadcastOperandsMatchTheInterpretersGather) {
       {"3,5,7,11", "5", "1", 1155, 5},
       {"2,33,257", "33,257", "1,2", 2 * 33 * 257, 33 * 257},
       {"4,1,600", "4", "0", 2400, 4},
+      // Broadcast across middle dims: a rotary table [tokens, d] for every
+      // head, runs shorter and longer than a tile, a trailing repeat.
+      {"1,11,4,128", "1,11,128", "0,1,3", 11 * 4 * 128, 11 * 128},
+      {"3,5,7", "3,7", "0,2", 105, 21},
+      {"5,3,700", "5,700", "0,2", 10500, 3500},
+      {"6,4,5,3", "6,5", "0,2", 360, 30},
   };
   for (const Case& c : cases) {
     const std::string text = "HloModule m\nENTRY e {\n  x = f32[" + c.out_dims + "] parameter(0)\n"
