@@ -1,6 +1,8 @@
 #include "lib/kernels/dnnl_convolution.h"
 
 #include <algorithm>
+#include <memory>
+#include <new>
 #include <optional>
 #include <string_view>
 
@@ -12,6 +14,9 @@
 
 namespace neuron::kernels {
 namespace {
+
+// oneDNN's blocked weights are read with 64-byte vectors.
+constexpr std::align_val_t kKeptAlignment{64};
 
 // A primitive and what running it needs; reorders between a plain layout
 // and the convolution's own are optional (null when they are the same).
@@ -86,10 +91,17 @@ struct DnnlConvolution::Impl {
   std::optional<BlockedCopy> weights_copy;
   // Storage for the reordered tensors and the scratchpads.
   LazyScratch src_buf, weights_buf, dst_buf, scratchpad;
-  // What weights_buf holds: the reorder of `reordered_from` at version
-  // `reordered_version` (0: nothing known).
-  const void* reordered_from = nullptr;
-  uint64_t reordered_version = 0;
+  // The weights of the last call (pointer and version; 0: unknown), and
+  // their reorder kept in memory of this kernel's own once they were seen
+  // unchanged from one call to the next (weights_buf is step scratch that
+  // other steps overwrite, so it keeps nothing).
+  const void* seen_from = nullptr;
+  uint64_t seen_version = 0;
+  struct AlignedDelete {
+    void operator()(uint8_t* p) const { ::operator delete[](p, kKeptAlignment); }
+  };
+  std::unique_ptr<uint8_t[], AlignedDelete> kept;
+  bool kept_valid = false;  // `kept` holds the reorder of seen_from at seen_version
 
   ~Impl() {
     for (Primitive* p : {&conv, &src_reorder, &weights_reorder, &dst_reorder})
@@ -245,19 +257,27 @@ bool DnnlConvolution::Run(const void* x, const void* w, void* y, uint64_t w_vers
   }
   const void* weights = w;
   const bool reordered = m.weights_copy || m.weights_reorder.primitive != nullptr;
-  if (reordered && w_version != 0 && w_version == m.reordered_version && w == m.reordered_from) {
-    weights = m.weights_buf.data();  // unchanged since the last reorder
+  const bool unchanged = w_version != 0 && w_version == m.seen_version && w == m.seen_from;
+  if (reordered && unchanged && m.kept_valid) {
+    weights = m.kept.get();  // unchanged since it was reordered and kept
   } else if (reordered) {
-    m.reordered_version = 0;  // until the reorder below is complete
+    // Weights seen unchanged since the last call are frozen, most likely
+    // (inference): their reorder goes to memory of the kernel's own and is
+    // kept. Others (a train step's, new every step) go to the step's
+    // scratch, which other steps reuse, so nothing of them is kept.
+    if (unchanged && m.kept == nullptr) m.kept.reset(new (kKeptAlignment) uint8_t[m.weights_buf.size()]);
+    uint8_t* to = unchanged ? m.kept.get() : m.weights_buf.data();
+    m.kept_valid = false;  // until the reorder below is complete
     if (m.weights_copy) {
-      m.weights_copy->Run(w, m.weights_buf.data(), threads);
-    } else if (!reorder(m.weights_reorder, m.weights_plain, w, m.weights, m.weights_buf.data())) {
+      m.weights_copy->Run(w, to, threads);
+    } else if (!reorder(m.weights_reorder, m.weights_plain, w, m.weights, to)) {
       return false;
     }
-    weights = m.weights_buf.data();
-    m.reordered_from = w;
-    m.reordered_version = w_version;
+    weights = to;
+    m.kept_valid = unchanged;
   }
+  m.seen_from = w;
+  m.seen_version = w_version;
   void* dst = m.dst_reorder.primitive != nullptr ? static_cast<void*>(m.dst_buf.data()) : y;
   const DnnlArg args[4] = {{DNNL_ARG_SRC, &m.src, src},
                            {DNNL_ARG_WEIGHTS, &m.weights, weights},

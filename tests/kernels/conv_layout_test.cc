@@ -3,6 +3,7 @@
 // strides, asymmetric padding, kernel dilation and feature groups: the
 // kernels read the operands where they lie, so each layout is checked
 // against the definition computed on the logical [N, C, H, W] values.
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "lib/hlo/shape.h"
 #include "lib/kernels/dnnl_convolution.h"
 #include "lib/kernels/dnnl_library.h"
+#include "lib/kernels/lazy_scratch.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace neuron::kernels {
@@ -189,9 +191,10 @@ TEST(ConvLayoutTest, OneDnnTakesNhwcActivationsWhereTheyLie) {
 }
 
 // The weights' reorder to oneDNN's layout is kept under the version the
-// caller names: the same pointer and version reuse it (even though the
-// bytes changed behind its back, which the runtime never lets happen),
-// another version or version 0 (unknown) reorders again.
+// caller names once a call has seen them unchanged since the last: the
+// same pointer and version then reuse it (even though the bytes changed
+// behind its back, which the runtime never lets happen); another version
+// or version 0 (unknown) reorders again.
 TEST(ConvLayoutTest, ReorderedWeightsAreKeptUnderTheirVersion) {
   if (Dnnl() == nullptr) GTEST_SKIP() << "libdnnl.so.2 is not installed (or a sanitizer build)";
   const Conv2d k = kWindows[0];
@@ -202,8 +205,10 @@ TEST(ConvLayoutTest, ReorderedWeightsAreKeptUnderTheirVersion) {
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 11) / 4 - 1.25f;
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 13) % 7) / 2 - 1.5f;
   const size_t ny = static_cast<size_t>(k.n * k.o * k.oh() * k.ow());
-  std::vector<float> first(ny), again(ny), doubled(ny), unknown(ny);
+  std::vector<float> first(ny), second(ny), again(ny), doubled(ny), unknown(ny);
   ASSERT_TRUE(conv->Run(x.data(), w.data(), first.data(), 7));
+  ASSERT_TRUE(conv->Run(x.data(), w.data(), second.data(), 7));  // seen unchanged: kept
+  EXPECT_EQ(second, first);
   for (float& v : w) v *= 2;
   ASSERT_TRUE(conv->Run(x.data(), w.data(), again.data(), 7));
   EXPECT_EQ(again, first) << "version 7 again: the kept reorder is used";
@@ -214,6 +219,39 @@ TEST(ConvLayoutTest, ReorderedWeightsAreKeptUnderTheirVersion) {
   EXPECT_EQ(unknown, first) << "version 0: reordered every time";
   ASSERT_TRUE(conv->Run(x.data(), w.data(), unknown.data(), 0));
   EXPECT_EQ(unknown, first);
+}
+
+// In a model every step's scratch comes from one workspace, which the next
+// step overwrites: weights kept across calls must not live there. Calls
+// with unchanged weights, each followed by another step filling the
+// workspace with NaN, give the first call's result every time.
+TEST(ConvLayoutTest, KeptWeightsSurviveOtherStepsScratch) {
+  if (Dnnl() == nullptr) GTEST_SKIP() << "libdnnl.so.2 is not installed (or a sanitizer build)";
+  const Conv2d k = kWindows[0];
+  auto conv = DnnlConvolution::Create(NhwcShape(k));
+  ASSERT_NE(conv, nullptr);
+  if (!conv->ReordersWeights()) GTEST_SKIP() << "oneDNN takes these weights where they lie";
+  std::vector<float> x(k.n * k.c * k.h * k.w), w(k.o * k.c * k.kh * k.kw);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 11) / 4 - 1.25f;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 13) % 7) / 2 - 1.5f;
+  const size_t ny = static_cast<size_t>(k.n * k.o * k.oh() * k.ow());
+  ScratchArena arena;
+  LazyScratch other;
+  other.resize(size_t{1} << 20);
+  std::vector<float> first(ny), y(ny);
+  for (int call = 0; call < 4; ++call) {
+    {
+      ScratchScope step(&arena);
+      ASSERT_TRUE(conv->Run(x.data(), w.data(), call == 0 ? first.data() : y.data(), 7));
+    }
+    {
+      ScratchScope step(&arena);
+      std::memset(other.data(), 0xFF, other.size());  // NaN everywhere
+    }
+    if (call > 0) {
+      ASSERT_EQ(y, first) << "call " << call;
+    }
+  }
 }
 
 }  // namespace
