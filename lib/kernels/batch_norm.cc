@@ -1,9 +1,14 @@
 #include "lib/kernels/batch_norm.h"
 
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "lib/kernels/element_convert.h"
+#include "lib/kernels/gemm.h"
+#include "lib/kernels/thread_pool.h"
 
 namespace neuron::kernels {
 namespace {
@@ -62,6 +67,201 @@ void ForEachRow(const Buf& b, const Rows& r, std::vector<double>& row, Fn fn) {
     }
 }
 
+
+// The f32 path: AVX2 in double, the rows split over the threads. Each
+// thread reads its rows once for the statistics (a row's mean, then the
+// squared deviations from it while the row is in cache, combined per
+// feature as Chan et al. combine partial variances) and once more for the
+// result; the generic path above reads the operand three times on one
+// thread (mobilenet_v2's step spent 3 of its 6 s there).
+
+// Sum of n floats, in double.
+double SumF32(const float* p, int64_t n) {
+  __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(p + i)));
+    a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(p + i + 4)));
+    a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm_loadu_ps(p + i + 8)));
+    a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm_loadu_ps(p + i + 12)));
+  }
+  alignas(32) double lanes[4];
+  _mm256_store_pd(lanes, _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
+  double s = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+  for (; i < n; ++i) s += p[i];
+  return s;
+}
+
+// Sum of (p[i] - c)^2 and, with q, of q[i] * (p[i] - c): in double.
+void DeviationSums(const float* p, const float* q, int64_t n, double c, double* squares, double* products) {
+  const __m256d cv = _mm256_set1_pd(c);
+  __m256d s0 = _mm256_setzero_pd(), s1 = s0, t0 = s0, t1 = s0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(p + i)), cv);
+    const __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(p + i + 4)), cv);
+    if (q != nullptr) {
+      t0 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(q + i)), d0, t0);
+      t1 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(q + i + 4)), d1, t1);
+    } else {
+      s0 = _mm256_fmadd_pd(d0, d0, s0);
+      s1 = _mm256_fmadd_pd(d1, d1, s1);
+    }
+  }
+  alignas(32) double ls[4], lt[4];
+  _mm256_store_pd(ls, _mm256_add_pd(s0, s1));
+  _mm256_store_pd(lt, _mm256_add_pd(t0, t1));
+  double sq = (ls[0] + ls[1]) + (ls[2] + ls[3]), pr = (lt[0] + lt[1]) + (lt[2] + lt[3]);
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(p[i]) - c;
+    if (q != nullptr) pr += static_cast<double>(q[i]) * d;
+    else sq += d * d;
+  }
+  *squares = sq;
+  *products = pr;
+}
+
+// Per-feature running statistics: count, mean and sum of squared
+// deviations.
+struct Moments {
+  double n = 0, mean = 0, m2 = 0;
+  void Add(double n_b, double mean_b, double m2_b) {
+    if (n_b == 0) return;
+    const double total = n + n_b, delta = mean_b - mean;
+    mean += delta * (n_b / total);
+    m2 += m2_b + delta * delta * (n * n_b / total);
+    n = total;
+  }
+};
+
+// The threads the rows are split over.
+int PartsFor(const Rows& r) {
+  return static_cast<int>(std::clamp<int64_t>(
+      std::min<int64_t>(GemmThreads(), ThreadPool::Global().max_parallelism()), 1,
+      std::max<int64_t>(r.outer * r.features, 1)));
+}
+
+// fn(part, first row, end row) over the rows [0, outer * features) in
+// `parts` runs of whole rows.
+template <typename Fn>
+void ForRowParts(const Rows& r, int parts, Fn fn) {
+  const int64_t rows = r.outer * r.features;
+  if (parts == 1) {
+    fn(0, 0, rows);
+    return;
+  }
+  ThreadPool::Global().Run(parts, [&](int t) { fn(t, rows * t / parts, rows * (t + 1) / parts); });
+}
+
+void BatchNormF32(hlo::Opcode op, double eps, const Rows& r, const std::vector<const Buf*>& ins,
+                  const std::vector<Buf*>& outs) {
+  const int64_t nf = r.features, inner = r.inner;
+  const float* x = reinterpret_cast<const float*>(ins[0]->data);
+  const std::vector<double> scale = LoadAll(*ins[1]);
+  std::vector<double> mean(static_cast<size_t>(nf), 0), var(static_cast<size_t>(nf), 0);
+  const int parts = PartsFor(r);
+  if (op == hlo::Opcode::kBatchNormTraining) {
+    std::vector<std::vector<Moments>> part_moments(parts, std::vector<Moments>(static_cast<size_t>(nf)));
+    ForRowParts(r, parts, [&](int t, int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const float* p = x + row * inner;
+        const double row_mean = SumF32(p, inner) / static_cast<double>(inner);
+        double m2 = 0, unused = 0;
+        DeviationSums(p, nullptr, inner, row_mean, &m2, &unused);
+        part_moments[t][row % nf].Add(static_cast<double>(inner), row_mean, m2);
+      }
+    });
+    for (int64_t f = 0; f < nf; ++f) {
+      Moments all;
+      for (int t = 0; t < parts; ++t) all.Add(part_moments[t][f].n, part_moments[t][f].mean, part_moments[t][f].m2);
+      mean[f] = all.mean;
+      var[f] = all.n > 0 ? all.m2 / all.n : 0;
+    }
+  } else if (op == hlo::Opcode::kBatchNormInference) {
+    mean = LoadAll(*ins[3]);
+    var = LoadAll(*ins[4]);
+  } else {
+    mean = LoadAll(*ins[2]);
+    var = LoadAll(*ins[3]);
+  }
+  std::vector<double> rs(static_cast<size_t>(nf));
+  for (int64_t f = 0; f < nf; ++f) rs[f] = 1.0 / std::sqrt(var[f] + eps);
+  float* y = reinterpret_cast<float*>(outs[0]->data);
+
+  if (op == hlo::Opcode::kBatchNormGrad) {
+    const float* gy = reinterpret_cast<const float*>(ins[4]->data);
+    std::vector<std::vector<double>> part_gy(parts, std::vector<double>(static_cast<size_t>(nf), 0));
+    std::vector<std::vector<double>> part_gy_xc(parts, std::vector<double>(static_cast<size_t>(nf), 0));
+    ForRowParts(r, parts, [&](int t, int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t f = row % nf;
+        double unused = 0, products = 0;
+        DeviationSums(x + row * inner, gy + row * inner, inner, mean[f], &unused, &products);
+        part_gy[t][f] += SumF32(gy + row * inner, inner);
+        part_gy_xc[t][f] += products;
+      }
+    });
+    std::vector<double> sum_gy(static_cast<size_t>(nf), 0), sum_gy_xc(static_cast<size_t>(nf), 0);
+    for (int t = 0; t < parts; ++t)
+      for (int64_t f = 0; f < nf; ++f) {
+        sum_gy[f] += part_gy[t][f];
+        sum_gy_xc[f] += part_gy_xc[t][f];
+      }
+    const double per = static_cast<double>(r.outer * inner);
+    ForRowParts(r, parts, [&](int, int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t f = row % nf;
+        // gx = k * ((gy - mean_gy) - (x - mean) * slope), in f32 from
+        // constants rounded once: x - mean is exact where x is near it.
+        const __m256 k = _mm256_set1_ps(static_cast<float>(scale[f] * rs[f]));
+        const __m256 m = _mm256_set1_ps(static_cast<float>(mean[f]));
+        const __m256 mg = _mm256_set1_ps(static_cast<float>(sum_gy[f] / per));
+        const __m256 sl = _mm256_set1_ps(static_cast<float>(sum_gy_xc[f] / per / (var[f] + eps)));
+        const float* xr = x + row * inner;
+        const float* gr = gy + row * inner;
+        float* out = y + row * inner;
+        int64_t i = 0;
+        for (; i + 8 <= inner; i += 8) {
+          const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(xr + i), m);
+          const __m256 g = _mm256_sub_ps(_mm256_loadu_ps(gr + i), mg);
+          _mm256_storeu_ps(out + i, _mm256_mul_ps(k, _mm256_fnmadd_ps(d, sl, g)));
+        }
+        for (; i < inner; ++i) {
+          const float d = xr[i] - _mm256_cvtss_f32(m), g = gr[i] - _mm256_cvtss_f32(mg);
+          out[i] = _mm256_cvtss_f32(k) * std::fma(-d, _mm256_cvtss_f32(sl), g);
+        }
+      }
+    });
+    std::vector<double> gscale(static_cast<size_t>(nf));
+    for (int64_t f = 0; f < nf; ++f) gscale[f] = sum_gy_xc[f] * rs[f];
+    StoreRow(*outs[1], 0, nf, gscale.data());
+    StoreRow(*outs[2], 0, nf, sum_gy.data());
+    return;
+  }
+
+  const std::vector<double> offset = LoadAll(*ins[2]);
+  ForRowParts(r, parts, [&](int, int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t f = row % nf;
+      // y = (x - mean) * k + offset in f32 (x - mean exact where x is near).
+      const __m256 m = _mm256_set1_ps(static_cast<float>(mean[f]));
+      const __m256 k = _mm256_set1_ps(static_cast<float>(rs[f] * scale[f]));
+      const __m256 b = _mm256_set1_ps(static_cast<float>(offset[f]));
+      const float* xr = x + row * inner;
+      float* out = y + row * inner;
+      int64_t i = 0;
+      for (; i + 8 <= inner; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_fmadd_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + i), m), k, b));
+      for (; i < inner; ++i)
+        out[i] = std::fma(xr[i] - _mm256_cvtss_f32(m), _mm256_cvtss_f32(k), _mm256_cvtss_f32(b));
+    }
+  });
+  if (op == hlo::Opcode::kBatchNormTraining) {
+    StoreRow(*outs[1], 0, nf, mean.data());
+    StoreRow(*outs[2], 0, nf, var.data());
+  }
+}
+
 }  // namespace
 
 // Statistics accumulate in double, a row at a time; the per-feature vectors
@@ -70,6 +270,13 @@ void BatchNorm(hlo::Opcode op, double eps, int64_t fi, const std::vector<const B
                const std::vector<Buf*>& outs) {
   const Buf& xb = *ins[0];
   const Rows r = RowsOf(xb, fi);
+  bool all_f32 = true;
+  for (const Buf* b : ins) all_f32 = all_f32 && b->type == hlo::ElementType::kF32;
+  for (const Buf* b : outs) all_f32 = all_f32 && b->type == hlo::ElementType::kF32;
+  if (all_f32 && xb.count > 0) {
+    BatchNormF32(op, eps, r, ins, outs);
+    return;
+  }
   const int64_t nf = r.features;
   const double per = nf ? static_cast<double>(xb.count) / static_cast<double>(nf) : 0;
   std::vector<double> row(static_cast<size_t>(r.inner)), other(static_cast<size_t>(r.inner));

@@ -43,64 +43,87 @@ ENTRY e {
   EXPECT_THAT(o[0], ElementsAre(11, 22, 33, 44));
 }
 
-// Batch norm over feature dimension 1 of [2,3,2,2] against the formulas
-// written out per element (the kernel streams rows; this is the definition).
+// Batch norm over feature dimension 1 against the formulas written out per
+// element (the kernel streams rows; this is the definition): rows shorter
+// than a vector, rows of whole vectors and a tail, values far from zero
+// (the variance about a large mean), on one and two threads.
 TEST(OpsTest, BatchNormTrainingAndGradMatchTheirDefinitions) {
-  const int64_t n = 2, c = 3, hw = 4;
-  std::vector<double> x(n * c * hw), gy(n * c * hw);
-  for (size_t i = 0; i < x.size(); ++i) {
-    x[i] = std::sin(0.7 * static_cast<double>(i)) * 3 + static_cast<double>(i % 5);
-    gy[i] = std::cos(0.3 * static_cast<double>(i));
+  struct Case {
+    int64_t n, c, h, w;
+    double shift;  // added to every x
+  };
+  for (const Case& k : {Case{2, 3, 2, 2, 0}, Case{3, 5, 9, 7, 0}, Case{4, 2, 1, 40, 1000}}) {
+    for (int threads : {1, 2}) {
+      SetGemmThreads(threads);
+      const int64_t n = k.n, c = k.c, hw = k.h * k.w;
+      const std::string where = absl::StrCat("[", n, ",", c, ",", k.h, ",", k.w, "] + ", k.shift, ", ", threads,
+                                             " threads");
+      const std::string dims = absl::StrCat(n, ",", c, ",", k.h, ",", k.w);
+      std::vector<double> x(n * c * hw), gy(n * c * hw);
+      for (size_t i = 0; i < x.size(); ++i) {
+        x[i] = std::sin(0.7 * static_cast<double>(i)) * 3 + static_cast<double>(i % 5) + k.shift;
+        gy[i] = std::cos(0.3 * static_cast<double>(i));
+      }
+      std::vector<double> scale(c), offset(c);
+      for (int64_t f = 0; f < c; ++f) {
+        scale[f] = 0.5 + static_cast<double>(f) * 0.75 - (f % 2 ? 2 : 0);
+        offset[f] = static_cast<double>(f % 3);
+      }
+      const double eps = 0.001;
+      auto feature = [&](size_t i) { return (i / hw) % c; };
+      // The f32 values the kernel sees.
+      for (double& v : x) v = static_cast<float>(v);
+      std::vector<double> mean(c, 0), var(c, 0);
+      for (size_t i = 0; i < x.size(); ++i) mean[feature(i)] += x[i] / (n * hw);
+      for (size_t i = 0; i < x.size(); ++i) var[feature(i)] += std::pow(x[i] - mean[feature(i)], 2) / (n * hw);
+      auto o = Eval(absl::StrCat("HloModule m\nENTRY e {\n  x = f32[", dims, "] parameter(0)\n  s = f32[", c,
+                                 "] parameter(1)\n  b = f32[", c, "] parameter(2)\n  ROOT t = (f32[", dims, "], f32[", c,
+                                 "], f32[", c, "]) batch-norm-training(x, s, b), epsilon=0.001, feature_index=1\n}\n"),
+                    {F32({n, c, k.h, k.w}, x), F32({c}, scale), F32({c}, offset)});
+      ASSERT_EQ(o.size(), 3u) << where;
+      for (size_t i = 0; i < x.size(); ++i) {
+        const size_t f = feature(i);
+        ASSERT_NEAR(o[0][i], (x[i] - mean[f]) / std::sqrt(var[f] + eps) * scale[f] + offset[f], 1e-4)
+            << where << " at " << i;
+      }
+      for (int64_t f = 0; f < c; ++f) {
+        EXPECT_NEAR(o[1][f], mean[f], 1e-5 * (1 + std::abs(mean[f]))) << where;
+        EXPECT_NEAR(o[2][f], var[f], 1e-4) << where;
+      }
+      auto g = Eval(absl::StrCat("HloModule m\nENTRY e {\n  x = f32[", dims, "] parameter(0)\n  s = f32[", c,
+                                 "] parameter(1)\n  m = f32[", c, "] parameter(2)\n  v = f32[", c,
+                                 "] parameter(3)\n  gy = f32[", dims, "] parameter(4)\n  ROOT t = (f32[", dims, "], f32[",
+                                 c, "], f32[", c,
+                                 "]) batch-norm-grad(x, s, m, v, gy), epsilon=0.001, feature_index=1\n}\n"),
+                    {F32({n, c, k.h, k.w}, x), F32({c}, scale), F32({c}, mean), F32({c}, var),
+                     F32({n, c, k.h, k.w}, gy)});
+      ASSERT_EQ(g.size(), 3u) << where;
+      // The kernel sees mean and var rounded to f32, as given.
+      std::vector<double> mf(c), vf(c);
+      for (int64_t f = 0; f < c; ++f) {
+        mf[f] = static_cast<float>(mean[f]);
+        vf[f] = static_cast<float>(var[f]);
+      }
+      std::vector<double> sum_gy(c, 0), sum_gy_xc(c, 0);
+      for (size_t i = 0; i < x.size(); ++i) {
+        sum_gy[feature(i)] += gy[i];
+        sum_gy_xc[feature(i)] += gy[i] * (x[i] - mf[feature(i)]);
+      }
+      const double per = static_cast<double>(n * hw);
+      for (size_t i = 0; i < x.size(); ++i) {
+        const size_t f = feature(i);
+        const double rs = 1 / std::sqrt(vf[f] + eps);
+        const double want =
+            scale[f] * rs * (gy[i] - sum_gy[f] / per - (x[i] - mf[f]) * sum_gy_xc[f] / per / (vf[f] + eps));
+        ASSERT_NEAR(g[0][i], want, 1e-4) << where << " at " << i;
+      }
+      for (int64_t f = 0; f < c; ++f) {
+        EXPECT_NEAR(g[1][f], sum_gy_xc[f] / std::sqrt(vf[f] + eps), 1e-4 * (1 + std::abs(g[1][f]))) << where;
+        EXPECT_NEAR(g[2][f], sum_gy[f], 1e-4 * (1 + std::abs(sum_gy[f]))) << where;
+      }
+    }
   }
-  const std::vector<double> scale = {0.5, 2, -1}, offset = {1, 0, 3};
-  const double eps = 0.001;
-  auto feature = [&](size_t i) { return (i / hw) % c; };
-  std::vector<double> mean(c, 0), var(c, 0);
-  for (size_t i = 0; i < x.size(); ++i) mean[feature(i)] += x[i] / (n * hw);
-  for (size_t i = 0; i < x.size(); ++i) var[feature(i)] += std::pow(x[i] - mean[feature(i)], 2) / (n * hw);
-  auto o = Eval(R"(HloModule m
-ENTRY e {
-  x = f32[2,3,2,2] parameter(0)
-  s = f32[3] parameter(1)
-  b = f32[3] parameter(2)
-  ROOT t = (f32[2,3,2,2], f32[3], f32[3]) batch-norm-training(x, s, b), epsilon=0.001, feature_index=1
-})", {F32({2, 3, 2, 2}, x), F32({3}, scale), F32({3}, offset)});
-  ASSERT_EQ(o.size(), 3u);
-  for (size_t i = 0; i < x.size(); ++i) {
-    const size_t f = feature(i);
-    EXPECT_NEAR(o[0][i], (x[i] - mean[f]) / std::sqrt(var[f] + eps) * scale[f] + offset[f], 1e-4) << i;
-  }
-  for (size_t f = 0; f < 3; ++f) {
-    EXPECT_NEAR(o[1][f], mean[f], 1e-5);
-    EXPECT_NEAR(o[2][f], var[f], 1e-4);
-  }
-  auto g = Eval(R"(HloModule m
-ENTRY e {
-  x = f32[2,3,2,2] parameter(0)
-  s = f32[3] parameter(1)
-  m = f32[3] parameter(2)
-  v = f32[3] parameter(3)
-  gy = f32[2,3,2,2] parameter(4)
-  ROOT t = (f32[2,3,2,2], f32[3], f32[3]) batch-norm-grad(x, s, m, v, gy), epsilon=0.001, feature_index=1
-})", {F32({2, 3, 2, 2}, x), F32({3}, scale), F32({3}, mean), F32({3}, var), F32({2, 3, 2, 2}, gy)});
-  ASSERT_EQ(g.size(), 3u);
-  std::vector<double> sum_gy(c, 0), sum_gy_xc(c, 0);
-  for (size_t i = 0; i < x.size(); ++i) {
-    sum_gy[feature(i)] += gy[i];
-    sum_gy_xc[feature(i)] += gy[i] * (x[i] - mean[feature(i)]);
-  }
-  const double per = n * hw;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const size_t f = feature(i);
-    const double rs = 1 / std::sqrt(var[f] + eps);
-    const double want =
-        scale[f] * rs * (gy[i] - sum_gy[f] / per - (x[i] - mean[f]) * sum_gy_xc[f] / per / (var[f] + eps));
-    EXPECT_NEAR(g[0][i], want, 1e-4) << i;
-  }
-  for (size_t f = 0; f < 3; ++f) {
-    EXPECT_NEAR(g[1][f], sum_gy_xc[f] / std::sqrt(var[f] + eps), 1e-4);
-    EXPECT_NEAR(g[2][f], sum_gy[f], 1e-4);
-  }
+  SetGemmThreads(1);
 }
 
 // bf16 vector-matrix products (an LLM's logits) read the matrix as stored,
