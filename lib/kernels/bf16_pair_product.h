@@ -37,6 +37,12 @@ bool Bf16TilesAvailable();
 // (bf16_tile_product_amx.cc). Only where Bf16TilesAvailable().
 void Bf16TileProduct(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, bool w_rows_are_outputs,
                      int64_t ldw, float* y, int64_t ldy);
+// `blocks` [k, n] matrices `block_stride` elements apart against the same
+// x, as one product: y[r * ldy + p * n + j] = sum_i x[r * k + i] *
+// w[p * block_stride + i * ldw + j] for p < blocks (a thread then reads a
+// stream from each). Its contract otherwise as Bf16TileProduct's.
+void Bf16TileProductBlocks(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t ldw,
+                           int64_t blocks, int64_t block_stride, float* y, int64_t ldy);
 
 }  // namespace neuron::kernels
 

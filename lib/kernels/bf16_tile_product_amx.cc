@@ -124,8 +124,14 @@ void RowsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, i
 // and more measured slower in whole models): 8 layers of 11 rows against
 // bf16 2048 x 8192 and 8192 x 2048, 27-28 -> 23-26 ms; 1152 x 6912 and back
 // 39-52 -> 36 ms.
-void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t ldw, float* y,
-                      int64_t ldy) {
+//
+// `blocks` matrices [k, n], `block_stride` elements apart, are taken as one
+// [k, blocks * n]: a run of rows goes through every block before the next
+// run, so a thread reads as many streams as there are blocks (gemma's q
+// einsum: 4 heads of [1152, 256]; one narrow stream a thread left the
+// memory idle between its requests).
+void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t ldw,
+                      int64_t blocks, int64_t block_stride, float* y, int64_t ldy) {
   constexpr int64_t kRunRows = 32;
   // Each of x's rows spread out with zeros, [0, x0, 0, x1, ..., x(k-1), 0]:
   // from element 1 the even columns' first operand, from element 0 the odd
@@ -144,15 +150,16 @@ void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k
   }
   const int64_t x_stride = ldx * 2, w_stride = ldw * 2;
 
-  for (int64_t r = 0; r < m; ++r) std::fill(y + r * ldy, y + r * ldy + n, 0.0f);
+  const int64_t columns = blocks * n;
+  for (int64_t r = 0; r < m; ++r) std::fill(y + r * ldy, y + r * ldy + columns, 0.0f);
   alignas(64) float c[4][16 * 16];
   const __m512i first_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   const __m512i second_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-  // y[0:m, j:j + 32] += the even and odd columns' sums, interleaved.
-  auto add_to_y = [&](const float* even, const float* odd, int64_t j) {
+  // yj[0:m, 0:32] += the even and odd columns' sums, interleaved.
+  auto add_to_y = [&](const float* even, const float* odd, float* yj) {
     for (int64_t r = 0; r < m; ++r) {
       const __m512 e = _mm512_load_ps(even + r * 16), o = _mm512_load_ps(odd + r * 16);
-      float* out = y + r * ldy + j;
+      float* out = yj + r * ldy;
       _mm512_storeu_ps(out, _mm512_add_ps(_mm512_loadu_ps(out), _mm512_permutex2var_ps(e, first_idx, o)));
       _mm512_storeu_ps(out + 16, _mm512_add_ps(_mm512_loadu_ps(out + 16), _mm512_permutex2var_ps(e, second_idx, o)));
     }
@@ -163,37 +170,45 @@ void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k
   Tiles tiles(static_cast<int>(m), /*short_tiles=*/6);
   for (int64_t i0 = 0; i0 < k; i0 += kRunRows) {
     const int64_t i1 = std::min(k, i0 + kRunRows);
-    for (int64_t j = 0; j < n; j += 64) {
-      const bool two = j + 64 <= n;
-      _tile_zero(0);
-      _tile_zero(1);
-      _tile_zero(2);
-      _tile_zero(3);
-      for (int64_t i = i0; i < i1; i += 16) {
-        // These rows' next 64 columns, or the next run's first ones.
-        const uint16_t* next = j + 64 < n ? w + i * ldw + j + 64 : i + kRunRows < k ? w + (i + kRunRows) * ldw : nullptr;
-        if (next != nullptr) {
-          FetchRows<16>(next, ldw);
-          FetchRows<16>(next + 32, ldw);
+    for (int64_t p = 0; p < blocks; ++p) {
+      const uint16_t* wp = w + p * block_stride;
+      float* yp = y + p * n;
+      for (int64_t j = 0; j < n; j += 64) {
+        const bool two = j + 64 <= n;
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        for (int64_t i = i0; i < i1; i += 16) {
+          // These rows' next 64 columns, the next block's first ones, or
+          // the next run's.
+          const uint16_t* next = j + 64 < n        ? wp + i * ldw + j + 64
+                                 : p + 1 < blocks  ? wp + block_stride + i * ldw
+                                 : i + kRunRows < k ? w + (i + kRunRows) * ldw
+                                                    : nullptr;
+          if (next != nullptr) {
+            FetchRows<16>(next, ldw);
+            FetchRows<16>(next + 32, ldw);
+          }
+          _tile_loadd(4, spread.data() + 1 + 2 * i, x_stride);
+          _tile_loadd(5, spread.data() + 2 * i, x_stride);
+          _tile_loadd(6, wp + i * ldw + j, w_stride);
+          _tile_dpbf16ps(0, 4, 6);
+          _tile_dpbf16ps(1, 5, 6);
+          if (two) {
+            _tile_loadd(7, wp + i * ldw + j + 32, w_stride);
+            _tile_dpbf16ps(2, 4, 7);
+            _tile_dpbf16ps(3, 5, 7);
+          }
         }
-        _tile_loadd(4, spread.data() + 1 + 2 * i, x_stride);
-        _tile_loadd(5, spread.data() + 2 * i, x_stride);
-        _tile_loadd(6, w + i * ldw + j, w_stride);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 5, 6);
+        _tile_stored(0, c[0], 64);
+        _tile_stored(1, c[1], 64);
+        add_to_y(c[0], c[1], yp + j);
         if (two) {
-          _tile_loadd(7, w + i * ldw + j + 32, w_stride);
-          _tile_dpbf16ps(2, 4, 7);
-          _tile_dpbf16ps(3, 5, 7);
+          _tile_stored(2, c[2], 64);
+          _tile_stored(3, c[3], 64);
+          add_to_y(c[2], c[3], yp + j + 32);
         }
-      }
-      _tile_stored(0, c[0], 64);
-      _tile_stored(1, c[1], 64);
-      add_to_y(c[0], c[1], j);
-      if (two) {
-        _tile_stored(2, c[2], 64);
-        _tile_stored(3, c[3], 64);
-        add_to_y(c[2], c[3], j + 32);
       }
     }
   }
@@ -202,14 +217,15 @@ void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k
   // neighbouring column's sums: a column that came out NaN is summed again
   // one product at a time (rare; a NaN it truly has stays).
   auto widen = [](uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); };
-  for (int64_t j = 0; j < n; ++j) {
+  for (int64_t c = 0; c < columns; ++c) {
     bool nan = false;
-    for (int64_t r = 0; r < m; ++r) nan = nan || std::isnan(y[r * ldy + j]);
+    for (int64_t r = 0; r < m; ++r) nan = nan || std::isnan(y[r * ldy + c]);
     if (!nan) continue;
+    const uint16_t* wc = w + (c / n) * block_stride + c % n;
     for (int64_t r = 0; r < m; ++r) {
       float sum = 0.0f;
-      for (int64_t i = 0; i < k; ++i) sum += widen(x[r * k + i]) * widen(w[i * ldw + j]);
-      y[r * ldy + j] = sum;
+      for (int64_t i = 0; i < k; ++i) sum += widen(x[r * k + i]) * widen(wc[i * ldw]);
+      y[r * ldy + c] = sum;
     }
   }
 }
@@ -219,7 +235,12 @@ void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k
 void Bf16TileProduct(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, bool w_rows_are_outputs,
                      int64_t ldw, float* y, int64_t ldy) {
   if (w_rows_are_outputs) RowsAsOutputs(x, m, w, k, n, ldw, y, ldy);
-  else ColumnsAsOutputs(x, m, w, k, n, ldw, y, ldy);
+  else ColumnsAsOutputs(x, m, w, k, n, ldw, /*blocks=*/1, /*block_stride=*/0, y, ldy);
+}
+
+void Bf16TileProductBlocks(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t ldw,
+                           int64_t blocks, int64_t block_stride, float* y, int64_t ldy) {
+  ColumnsAsOutputs(x, m, w, k, n, ldw, blocks, block_stride, y, ldy);
 }
 
 }  // namespace neuron::kernels

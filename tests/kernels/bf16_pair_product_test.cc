@@ -122,5 +122,33 @@ TEST(Bf16PairProductTest, InfiniteAndNanWeightsStayInTheirColumns) {
   }
 }
 
+TEST(Bf16PairProductTest, TileBlocksMatchTheReference) {
+  if (!Bf16TilesAvailable()) GTEST_SKIP() << "NOTICE: this CPU has no AMX; tile blocks not tested";
+  // Three [k, n] blocks apart in memory (a gap between them), rows of W
+  // wider than n, every row count the tiles take.
+  const int64_t k = 96, n = 96, ldw = n + 32, blocks = 3, block_stride = k * ldw + 48;
+  for (int64_t m : {3, 7, 16}) {
+    std::vector<uint16_t> x(m * k), w(blocks * block_stride, 0x7FC0);  // NaN outside the blocks
+    std::vector<double> want(m * blocks * n, 0.0);
+    for (int64_t i = 0; i < m * k; ++i) x[i] = Bf16Bits(static_cast<float>((i % 9) - 4) * 0.5f);
+    for (int64_t p = 0; p < blocks; ++p)
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          const float v = static_cast<float>(((p * 5 + i * 31 + j * 7) % 13) - 6) * 0.25f;
+          w[p * block_stride + i * ldw + j] = Bf16Bits(v);
+          for (int64_t r = 0; r < m; ++r)
+            want[r * blocks * n + p * n + j] += (static_cast<double>((r * k + i) % 9) - 4) * 0.5 * v;
+        }
+    const int64_t ldy = blocks * n + 5;
+    std::vector<float> y(m * ldy, -7.0f);
+    Bf16TileProductBlocks(x.data(), m, w.data(), k, n, ldw, blocks, block_stride, y.data(), ldy);
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t c = 0; c < blocks * n; ++c)
+        ASSERT_EQ(y[r * ldy + c], want[r * blocks * n + c]) << "m=" << m << " at " << r << "," << c;
+      for (int64_t c = blocks * n; c < ldy; ++c) ASSERT_EQ(y[r * ldy + c], -7.0f) << "wrote past its columns";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace neuron::kernels
