@@ -91,13 +91,16 @@ TEST(Bf16PairProductTest, InfiniteAndNanWeightsStayInTheirColumns) {
   if (!Bf16PairProductAvailable()) GTEST_SKIP() << "NOTICE: this CPU has no AVX512_BF16; pair products not tested";
   // Every row count (1-2 pair products, 3 and more AMX tiles where the CPU
   // has them) and both layouts: an infinite weight makes only its own
-  // column infinite (or NaN where x meets it with both signs), a NaN weight
-  // only its own column NaN; the neighbouring columns keep their sums.
+  // column infinite, a NaN weight only its own column NaN; the neighbouring
+  // columns keep their sums. A NaN in a row of x makes its row NaN.
   const int64_t k = 64, n = 64;
   const int64_t inf_col = 6, nan_col = 33;
   for (int64_t m : {1, 2, 3, 11, 16}) {
     std::vector<uint16_t> x(m * k), w_kn(k * n), w_nk(n * k);
     for (int64_t i = 0; i < m * k; ++i) x[i] = Bf16Bits(0.5f + static_cast<float>(i % 3) * 0.25f);  // all > 0
+    // A NaN in x's last row (from 3 rows on) makes that whole row NaN.
+    const int64_t nan_row = m >= 3 ? m - 1 : -1;
+    if (nan_row >= 0) x[nan_row * k + 5] = Bf16Bits(std::numeric_limits<float>::quiet_NaN());
     for (int64_t i = 0; i < k; ++i)
       for (int64_t j = 0; j < n; ++j) {
         float v = static_cast<float>(((i + j) % 5) - 2) * 0.5f;
@@ -114,7 +117,8 @@ TEST(Bf16PairProductTest, InfiniteAndNanWeightsStayInTheirColumns) {
           const float got = y[r * n + j];
           const std::string where = "m=" + std::to_string(m) + (rows_are_outputs ? " [n, k]" : " [k, n]") +
                                     " at " + std::to_string(r) + "," + std::to_string(j);
-          if (j == inf_col) EXPECT_EQ(got, std::numeric_limits<float>::infinity()) << where;
+          if (r == nan_row) EXPECT_TRUE(std::isnan(got)) << where;
+          else if (j == inf_col) EXPECT_EQ(got, std::numeric_limits<float>::infinity()) << where;
           else if (j == nan_col) EXPECT_TRUE(std::isnan(got)) << where;
           else EXPECT_TRUE(std::isfinite(got)) << where << ": " << got;
         }
