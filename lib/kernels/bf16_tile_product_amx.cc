@@ -114,11 +114,13 @@ void RowsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, i
 
 // An infinite or NaN weight makes NaN of the zero it meets in the [k, n]
 // product's spread x, and so of its neighbouring column's sums. Where a
-// row of y has NaN and its row of x has none (a NaN in x makes its whole
-// row NaN in any order of sums: nothing to mend), the 16-column stripes
-// holding them are summed again without zeros, 16 columns at a time in
-// f32 lanes (a step whose activations overflowed has NaN in every column:
-// one product at a time took 50 times the product's own time).
+// row of y has NaN and its row of x is finite, the 16-column stripes
+// holding them are summed again without zeros, 16 columns at a time in f32
+// lanes (a step whose activations overflowed has NaN in every column: one
+// product at a time took 50 times the product's own time). A row of x with
+// a NaN is NaN throughout in any order of sums; one with an infinity has
+// no finite sum, and is left as it came (NaN where an infinite weight's
+// neighbour would have been infinite).
 void MendSpuriousNans(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t ldw,
                       int64_t blocks, int64_t block_stride, float* y, int64_t ldy) {
   for (int64_t r = 0; r < m; ++r) {
@@ -126,9 +128,9 @@ void MendSpuriousNans(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k
     bool any = false;
     for (int64_t c = 0; c < blocks * n && !any; ++c) any = std::isnan(yr[c]);
     if (!any) continue;
-    bool x_nan = false;
-    for (int64_t i = 0; i < k && !x_nan; ++i) x_nan = (x[r * k + i] & 0x7FFF) > 0x7F80;
-    if (x_nan) continue;
+    bool x_finite = true;
+    for (int64_t i = 0; i < k && x_finite; ++i) x_finite = (x[r * k + i] & 0x7F80) != 0x7F80;
+    if (!x_finite) continue;
     for (int64_t c0 = 0; c0 < blocks * n; c0 += 16) {  // n is whole 32s: stripes stay in a block
       bool stripe = false;
       for (int64_t c = c0; c < c0 + 16; ++c) stripe = stripe || std::isnan(yr[c]);
