@@ -234,10 +234,10 @@ class SkinnyDot : public DotKernel {
     }
   }
 
-  // One thread's y[m, n) columns [j, j + n) = x[m, k] . W's columns (at
-  // `wj`, rows `ldw` apart), y's rows n_ apart.
+  // One thread's n columns of y (at `yj`, rows n_ apart) = x[m, k] . the
+  // same columns of W (at `wj`, rows `ldw` apart).
   void ColumnProduct(const void* x, int64_t k, const uint8_t* wj, int64_t n, bool rows_are_outputs, int64_t ldw,
-               float* yj) const {
+                     float* yj) const {
     if (pairs_) {
       Bf16PairProduct(static_cast<const uint16_t*>(x), m_, reinterpret_cast<const uint16_t*>(wj), k, n,
                       rows_are_outputs, ldw, yj, n_);
