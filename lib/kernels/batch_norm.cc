@@ -68,6 +68,16 @@ void ForEachRow(const Buf& b, const Rows& r, std::vector<double>& row, Fn fn) {
 }
 
 
+// batch-norm-grad's scale and offset gradients: sum(gy * (x - mean)) /
+// sqrt(var + eps) and sum(gy), per feature.
+void StoreGradStatistics(const std::vector<double>& sum_gy, const std::vector<double>& sum_gy_xc,
+                         const std::vector<double>& rs, const std::vector<Buf*>& outs) {
+  std::vector<double> gscale(sum_gy_xc.size());
+  for (size_t f = 0; f < gscale.size(); ++f) gscale[f] = sum_gy_xc[f] * rs[f];
+  StoreRow(*outs[1], 0, static_cast<int64_t>(gscale.size()), gscale.data());
+  StoreRow(*outs[2], 0, static_cast<int64_t>(sum_gy.size()), sum_gy.data());
+}
+
 // The f32 path: AVX2 in double, the rows split over the threads. Each
 // thread reads its rows once for the statistics (a row's mean, then the
 // squared deviations from it while the row is in cache, combined per
@@ -232,10 +242,7 @@ void BatchNormF32(hlo::Opcode op, double eps, const Rows& r, const std::vector<c
         }
       }
     });
-    std::vector<double> gscale(static_cast<size_t>(nf));
-    for (int64_t f = 0; f < nf; ++f) gscale[f] = sum_gy_xc[f] * rs[f];
-    StoreRow(*outs[1], 0, nf, gscale.data());
-    StoreRow(*outs[2], 0, nf, sum_gy.data());
+    StoreGradStatistics(sum_gy, sum_gy_xc, rs, outs);
     return;
   }
 
@@ -324,10 +331,7 @@ void BatchNorm(hlo::Opcode op, double eps, int64_t fi, const std::vector<const B
       for (int64_t i = 0; i < r.inner; ++i) other[i] = k * (other[i] - mean_gy - (row[i] - mean[f]) * slope);
       StoreRow(*outs[0], first, r.inner, other.data());
     });
-    std::vector<double> gscale(static_cast<size_t>(nf));
-    for (int64_t f = 0; f < nf; ++f) gscale[f] = sum_gy_xc[f] * rs[f];
-    StoreRow(*outs[1], 0, nf, gscale.data());
-    StoreRow(*outs[2], 0, nf, sum_gy.data());
+    StoreGradStatistics(sum_gy, sum_gy_xc, rs, outs);
     return;
   }
   const std::vector<double> offset = LoadAll(*ins[2]);

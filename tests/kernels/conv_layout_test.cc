@@ -4,6 +4,7 @@
 // kernels read the operands where they lie, so each layout is checked
 // against the definition computed on the logical [N, C, H, W] values.
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -190,21 +191,34 @@ TEST(ConvLayoutTest, OneDnnTakesNhwcActivationsWhereTheyLie) {
   for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << "element " << i;
 }
 
+// A convolution that reorders its weights (the first window, NHWC), with
+// its operands filled; tests skip where oneDNN is absent or takes the
+// weights where they lie.
+class KeptWeightsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (Dnnl() == nullptr) GTEST_SKIP() << "libdnnl.so.2 is not installed (or a sanitizer build)";
+    conv = DnnlConvolution::Create(NhwcShape(k));
+    ASSERT_NE(conv, nullptr);
+    if (!conv->ReordersWeights()) GTEST_SKIP() << "oneDNN takes these weights where they lie";
+    x.resize(k.n * k.c * k.h * k.w);
+    w.resize(k.o * k.c * k.kh * k.kw);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 11) / 4 - 1.25f;
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 13) % 7) / 2 - 1.5f;
+    ny = static_cast<size_t>(k.n * k.o * k.oh() * k.ow());
+  }
+  const Conv2d k = kWindows[0];
+  std::unique_ptr<DnnlConvolution> conv;
+  std::vector<float> x, w;
+  size_t ny = 0;
+};
+
 // The weights' reorder to oneDNN's layout is kept under the version the
 // caller names once a call has seen them unchanged since the last: the
 // same pointer and version then reuse it (even though the bytes changed
 // behind its back, which the runtime never lets happen); another version
 // or version 0 (unknown) reorders again.
-TEST(ConvLayoutTest, ReorderedWeightsAreKeptUnderTheirVersion) {
-  if (Dnnl() == nullptr) GTEST_SKIP() << "libdnnl.so.2 is not installed (or a sanitizer build)";
-  const Conv2d k = kWindows[0];
-  auto conv = DnnlConvolution::Create(NhwcShape(k));
-  ASSERT_NE(conv, nullptr);
-  if (!conv->ReordersWeights()) GTEST_SKIP() << "oneDNN takes these weights where they lie";
-  std::vector<float> x(k.n * k.c * k.h * k.w), w(k.o * k.c * k.kh * k.kw);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 11) / 4 - 1.25f;
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 13) % 7) / 2 - 1.5f;
-  const size_t ny = static_cast<size_t>(k.n * k.o * k.oh() * k.ow());
+TEST_F(KeptWeightsTest, ReorderedWeightsAreKeptUnderTheirVersion) {
   std::vector<float> first(ny), second(ny), again(ny), doubled(ny), unknown(ny);
   ASSERT_TRUE(conv->Run(x.data(), w.data(), first.data(), 7));
   ASSERT_TRUE(conv->Run(x.data(), w.data(), second.data(), 7));  // seen unchanged: kept
@@ -225,16 +239,7 @@ TEST(ConvLayoutTest, ReorderedWeightsAreKeptUnderTheirVersion) {
 // step overwrites: weights kept across calls must not live there. Calls
 // with unchanged weights, each followed by another step filling the
 // workspace with NaN, give the first call's result every time.
-TEST(ConvLayoutTest, KeptWeightsSurviveOtherStepsScratch) {
-  if (Dnnl() == nullptr) GTEST_SKIP() << "libdnnl.so.2 is not installed (or a sanitizer build)";
-  const Conv2d k = kWindows[0];
-  auto conv = DnnlConvolution::Create(NhwcShape(k));
-  ASSERT_NE(conv, nullptr);
-  if (!conv->ReordersWeights()) GTEST_SKIP() << "oneDNN takes these weights where they lie";
-  std::vector<float> x(k.n * k.c * k.h * k.w), w(k.o * k.c * k.kh * k.kw);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 11) / 4 - 1.25f;
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 13) % 7) / 2 - 1.5f;
-  const size_t ny = static_cast<size_t>(k.n * k.o * k.oh() * k.ow());
+TEST_F(KeptWeightsTest, KeptWeightsSurviveOtherStepsScratch) {
   ScratchArena arena;
   LazyScratch other;
   other.resize(size_t{1} << 20);
