@@ -19,6 +19,16 @@ constexpr bool kUseDnnl = false;
 constexpr bool kUseDnnl = true;
 #endif
 
+// ThreadSanitizer builds keep the pool's work on the pool's own workers:
+// libgomp is not instrumented, so work handed to its team and back looks
+// unsynchronised to the tool, which would then report every kernel that
+// splits its work.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kPoolOnOmpTeam = false;
+#else
+constexpr bool kPoolOnOmpTeam = true;
+#endif
+
 using OmpSetThreadsFn = void (*)(int);
 using OmpIntFn = int (*)();
 using GompParallelFn = void (*)(void (*)(void*), void*, unsigned, unsigned);
@@ -83,7 +93,7 @@ void* DnnlHandle() {
   const Library& l = Load();
   // From the first product on, the pool's work shares oneDNN's team.
   static const bool team = [&l] {
-    if (l.parallel == nullptr || l.thread_num == nullptr || l.num_threads == nullptr) return false;
+    if (!kPoolOnOmpTeam || l.parallel == nullptr || l.thread_num == nullptr || l.num_threads == nullptr) return false;
     ThreadPool::SetTeamRunner(RunOnOmpTeam);
     return true;
   }();
