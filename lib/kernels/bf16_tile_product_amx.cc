@@ -32,9 +32,8 @@ struct alignas(64) TileConfig {
 
 // Tiles of 64-byte rows, 16 of them but in the first `short_tiles` (the
 // sums and x's operands in the [k, n] products), which have `short_rows`
-// (x's m rows);
-// released when the product is done, so the thread does not carry AMX
-// state into context switches.
+// (x's m rows); released when the product is done, so the thread does not
+// carry AMX state into context switches.
 class Tiles {
  public:
   explicit Tiles(int short_rows = 16, int short_tiles = 0) {
@@ -50,9 +49,9 @@ class Tiles {
   Tiles& operator=(const Tiles&) = delete;
 };
 
-// Tile registers, written as numbers (GCC's tile intrinsics paste their
-// argument's text into the instruction): sums in 0 and 1, first operands
-// in 2 and 3, second operands in 4 and 5.
+// Tile registers are written as numbers (GCC's tile intrinsics paste their
+// argument's text into the instruction); each kernel says what it keeps in
+// which.
 
 // y[r, j + t] = c[t * 16 + r] for r < m, t < cols: a [16 outputs][16 rows]
 // block of sums back into y.
@@ -88,6 +87,7 @@ void RowsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, i
       xt[p * 16 + r] = x[r * k + 2 * p] | static_cast<uint32_t>(x[r * k + 2 * p + 1]) << 16;
   alignas(64) float c[2][16 * 16];
   const int64_t stride = ldw * 2;
+  // Sums in 0 and 1, W's rows in 2 and 3, x^T in 4.
   Tiles tiles;
   for (int64_t j = 0; j < n; j += 32) {
     _tile_zero(0);

@@ -126,10 +126,7 @@ void ElementwiseKernel::RunRangeF32(ThreadState& ts, int64_t begin, int64_t end,
   job.streams = ts.f32_streams.data();
   job.stream_storage = plan.stream_storage.data();
   job.output_storage = plan.output_storage.data();
-  job.stream_periods = plan.stream_periods.data();
-  job.stream_repeats = plan.stream_repeats.data();
-  job.stream_outer_periods = plan.stream_outer_periods.data();
-  job.stream_outer_repeats = plan.stream_outer_repeats.data();
+  job.stream_maps = plan.stream_maps.data();
   job.first_lane = begin;
   job.scalars = ts.f32_scalars.data();
   job.dsts = ts.f32_dsts.data();

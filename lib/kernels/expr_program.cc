@@ -453,10 +453,8 @@ bool IsF32Binary(F32Op op) { return op <= kLastBinaryF32Op; }
 // dims, in order (a bias along the last dims, a per-channel scale, ...):
 // lane i then reads element (i / repeat) % period. Or two such runs with
 // broadcast dims between them (a rotary table [tokens, d] for every head
-// of [tokens, heads, d]): the first run adds ((i / outer_repeat) %
-// outer_period) * period (outer_period 0 where there is one run).
-bool BroadcastAsPeriods(const ExprInput& in, int64_t* period, int64_t* repeat, int64_t* outer_period,
-                        int64_t* outer_repeat) {
+// of [tokens, heads, d]): the first run is the outer period.
+std::optional<StreamMap> BroadcastAsPeriods(const ExprInput& in) {
   const int64_t rank = static_cast<int64_t>(in.out_dims.size());
   auto spans = [&](int64_t d) { return in.src_strides[d] != 0 && in.out_dims[d] != 1; };
   auto broadcast = [&](int64_t d) { return in.src_strides[d] == 0 && in.out_dims[d] != 1; };
@@ -470,7 +468,7 @@ bool BroadcastAsPeriods(const ExprInput& in, int64_t* period, int64_t* repeat, i
     if (joins) runs.back().second = d;
     else runs.push_back({d, d});
   }
-  if (runs.empty() || runs.size() > 2) return false;  // a splat, or too scattered
+  if (runs.empty() || runs.size() > 2) return std::nullopt;  // a splat, or too scattered
   // Each run must be dense in the source, the later one innermost.
   int64_t stride = 1;
   std::vector<int64_t> extent;
@@ -478,7 +476,7 @@ bool BroadcastAsPeriods(const ExprInput& in, int64_t* period, int64_t* repeat, i
     int64_t e = 1;
     for (int64_t d = it->second; d >= it->first; --d) {
       if (in.out_dims[d] == 1) continue;
-      if (in.src_strides[d] != stride) return false;
+      if (in.src_strides[d] != stride) return std::nullopt;
       stride *= in.out_dims[d];
       e *= in.out_dims[d];
     }
@@ -489,11 +487,14 @@ bool BroadcastAsPeriods(const ExprInput& in, int64_t* period, int64_t* repeat, i
     for (int64_t e = d + 1; e < rank; ++e) r *= in.out_dims[e];
     return r;
   };
-  *period = extent[0];
-  *repeat = lanes_after(runs.back().second);
-  *outer_period = runs.size() == 2 ? extent[1] : 0;
-  *outer_repeat = runs.size() == 2 ? lanes_after(runs.front().second) : 1;
-  return true;
+  StreamMap map;
+  map.period = extent[0];
+  map.repeat = lanes_after(runs.back().second);
+  if (runs.size() == 2) {
+    map.outer_period = extent[1];
+    map.outer_repeat = lanes_after(runs.front().second);
+  }
+  return map;
 }
 
 }  // namespace
@@ -603,17 +604,16 @@ std::optional<F32Plan> ExprProgram::LowerToF32() const {
         if (!storage) return std::nullopt;
         if (in.mode == InputMode::kFull || in.mode == InputMode::kMapped) {
           if (stream_of_input[nd.input] < 0) {
-            int64_t period = 0, repeat = 1, outer_period = 0, outer_repeat = 1;
-            if (in.mode == InputMode::kMapped &&
-                !BroadcastAsPeriods(in, &period, &repeat, &outer_period, &outer_repeat))
-              return std::nullopt;
+            StreamMap map;  // a whole array
+            if (in.mode == InputMode::kMapped) {
+              std::optional<StreamMap> periodic = BroadcastAsPeriods(in);
+              if (!periodic) return std::nullopt;
+              map = *periodic;
+            }
             stream_of_input[nd.input] = static_cast<int>(plan.stream_inputs.size());
             plan.stream_inputs.push_back(nd.input);
             plan.stream_storage.push_back(*storage);
-            plan.stream_periods.push_back(period);
-            plan.stream_repeats.push_back(repeat);
-            plan.stream_outer_periods.push_back(outer_period);
-            plan.stream_outer_repeats.push_back(outer_repeat);
+            plan.stream_maps.push_back(map);
           }
           leaf[id] = {F32Operand::kStream, stream_of_input[nd.input]};
         } else if (in.mode == InputMode::kSplat) {

@@ -56,10 +56,9 @@ struct F32Plan {
   int32_t slot_count = 0;
   std::vector<int> stream_inputs;  // per stream: the program input it reads
   std::vector<TileStorage> stream_storage;
-  // Per stream: 0 for a whole array; for a broadcast, lane i reads element
-  // (i / repeat) % period of its source, plus ((i / outer_repeat) %
-  // outer_period) * period where outer_period is not 0 (F32TileJob).
-  std::vector<int64_t> stream_periods, stream_repeats, stream_outer_periods, stream_outer_repeats;
+  // Per stream: how lanes map onto its source (a whole array, or a
+  // broadcast read periodically).
+  std::vector<StreamMap> stream_maps;
   // Scalar operands: constants' values, and the splat inputs they stand
   // for (the value is read from that input when a run starts), else -1.
   std::vector<float> scalars;

@@ -40,6 +40,15 @@ inline constexpr F32Op kLastBinaryF32Op = F32Op::kXorBits;
 // How an input stream or an output is stored; the steps see f32 lanes.
 enum class TileStorage : uint8_t { kF32, kBF16, kF16 };
 
+// How the lanes of a range map onto an input stream's elements. Lane i
+// (counted from the range's first lane) reads element (i / repeat) %
+// period, or element i when period is 0 (a whole array); where
+// outer_period is not 0 (a broadcast across middle dims: one rotary table
+// for every head), ((i / outer_repeat) % outer_period) * period is added.
+struct StreamMap {
+  int64_t period = 0, repeat = 1, outer_period = 0, outer_repeat = 1;
+};
+
 struct F32Operand {
   // kAcc: the previous step's result, in registers.
   enum Kind : uint8_t { kAcc, kSlot, kStream, kScalar };
@@ -63,18 +72,10 @@ struct F32TileJob {
   int32_t output_count = 0;
   int32_t slot_count = 0;
   int32_t stream_count = 0;
-  // Per input stream: its first element, and how lanes map onto it. Lane
-  // i (counted from first_lane) reads element (i / repeat) % period, or
-  // element i when period is 0 (a whole array). Where outer periods are
-  // given and a stream's is not 0 (a broadcast across middle dims: one
-  // rotary table for every head), ((i / outer_repeat) % outer_period) *
-  // period is added.
+  // Per input stream: its first element, and how lanes map onto it.
   const void* const* streams = nullptr;
   const TileStorage* stream_storage = nullptr;
-  const int64_t* stream_periods = nullptr;
-  const int64_t* stream_repeats = nullptr;
-  const int64_t* stream_outer_periods = nullptr;
-  const int64_t* stream_outer_repeats = nullptr;
+  const StreamMap* stream_maps = nullptr;
   int64_t first_lane = 0;
   const float* scalars = nullptr;         // scalar operand values
   void* const* dsts = nullptr;            // per output, at first_lane

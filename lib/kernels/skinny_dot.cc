@@ -118,7 +118,9 @@ class SkinnyDot : public DotKernel {
     if (!pairs_) xs_.resize(static_cast<size_t>(m_ * k_) * sizeof(float) + 64);
     // Sums go straight to the output where it is f32 [m, n].
     if (w_is_lhs_ || out_type_ != ET::kF32) acc_.resize(static_cast<size_t>(m_ * n_) * sizeof(float) + 64);
-    if (q_ == n_ || TileBlocks()) {
+    tile_blocks_ = q_ != n_ && q_ > 1 && pairs_ && m_ >= 3 && k_ % kRowsPerPart == 0 && q_ % 32 == 0 &&
+                   Bf16TilesAvailable();
+    if (q_ == n_ || tile_blocks_) {
       max_row_parts_ = std::min(ThreadPool::Global().max_parallelism(), kMaxRowParts);
       x_parts_.resize(static_cast<size_t>(m_ * k_) * (pairs_ ? 2 : 4) + 64);
       row_part_sums_.resize(static_cast<size_t>((max_row_parts_ - 1) * m_ * n_) * sizeof(float) + 64);
@@ -162,7 +164,7 @@ class SkinnyDot : public DotKernel {
                           ? static_cast<int>(std::min<int64_t>(
                                 {GemmThreads(), ThreadPool::Global().max_parallelism(), std::max<int64_t>(n_ / 16, 1)}))
                           : 1;
-    if ((q_ == n_ || TileBlocks()) && parts >= 2 && k_ >= parts * kRowsPerPart && parts <= max_row_parts_) {
+    if ((q_ == n_ || tile_blocks_) && parts >= 2 && k_ >= parts * kRowsPerPart && parts <= max_row_parts_) {
       MultiplyByRows(x, w, w_bytes, y, parts);
       return;
     }
@@ -177,7 +179,7 @@ class SkinnyDot : public DotKernel {
       }
     };
     if (parts < 2) {
-      if (TileBlocks()) {
+      if (tile_blocks_) {
         Bf16TileProductBlocks(static_cast<const uint16_t*>(x), m_, reinterpret_cast<const uint16_t*>(w), k_, q_, q_,
                               n_ / q_, k_ * q_, y, n_);
       } else {
@@ -192,19 +194,12 @@ class SkinnyDot : public DotKernel {
     });
   }
 
-  // W is [n / q][k][q] blocks the AMX tiles take together, each thread
-  // its runs of rows of every block (and so a stream from each).
-  bool TileBlocks() const {
-    return q_ != n_ && q_ > 1 && pairs_ && m_ >= 3 && k_ % kRowsPerPart == 0 && q_ % 32 == 0 &&
-           Bf16TilesAvailable();
-  }
-
   // Threads a [k, n] W's rows are split over at most (each adds m x n sums).
   static constexpr int kMaxRowParts = 16;
   // Rows of a [k, n] W a thread takes at a time (an AMX tile's 32).
   static constexpr int64_t kRowsPerPart = 32;
 
-  // y = x . W for W [k, n] (or [n / q][k][q] with TileBlocks()), thread t
+  // y = x . W for W [k, n] (or [n / q][k][q] with tile_blocks_), thread t
   // taking rows [i0, i1) of W (of each block) and the same
   // columns of x (copied out, so its rows are contiguous) into sums of its
   // own; the sums are added up after.
@@ -223,7 +218,7 @@ class SkinnyDot : public DotKernel {
       float* yt = t == 0 ? y : sums + (t - 1) * m_ * n_;
       if (q_ == n_) {
         ColumnProduct(xt, kc, w + i0 * n_ * w_bytes, n_, false, n_, yt);
-      } else {  // TileBlocks(): rows [i0, i1) of every [k, q] block
+      } else {  // tile_blocks_: rows [i0, i1) of every [k, q] block
         Bf16TileProductBlocks(reinterpret_cast<const uint16_t*>(xt), m_,
                               reinterpret_cast<const uint16_t*>(w) + i0 * q_, kc, q_, q_, n_ / q_, k_ * q_, yt, n_);
       }
@@ -248,6 +243,9 @@ class SkinnyDot : public DotKernel {
 
   bool w_is_lhs_ = false;
   bool pairs_ = false;  // bf16 x and W through Bf16PairProduct
+  // W is [n / q][k][q] blocks the AMX tiles take together, each thread its
+  // runs of rows of every block (and so a stream from each).
+  bool tile_blocks_ = false;
   ET x_type_ = ET::kInvalid, w_type_ = ET::kInvalid, out_type_ = ET::kInvalid;
   int64_t batch_ = 1, m_ = 1, n_ = 1, k_ = 1, q_ = 1;
   int max_row_parts_ = 1;  // threads MultiplyByRows has sums for
