@@ -4,7 +4,8 @@
 // around the 32-column chunks, and matrices with rows wider than the
 // product (a thread's part of W). Where the CPU has AMX, the cases of 3 rows
 // and more with k a multiple of 32 run on its tiles (their 512-column
-// blocks crossed by n = 1056), the pair products taking the tails. Skipped,
+// blocks crossed by n = 1056; wide ones on both [k, n] tile kernels), the
+// pair products taking the tails. Skipped,
 // with a notice, where the CPU lacks the instructions.
 #include "lib/kernels/bf16_pair_product.h"
 
@@ -150,6 +151,48 @@ TEST(Bf16PairProductTest, TileBlocksMatchTheReference) {
       for (int64_t c = 0; c < blocks * n; ++c)
         ASSERT_EQ(y[r * ldy + c], want[r * blocks * n + c]) << "m=" << m << " at " << r << "," << c;
       for (int64_t c = blocks * n; c < ldy; ++c) ASSERT_EQ(y[r * ldy + c], -7.0f) << "wrote past its columns";
+    }
+  }
+}
+
+TEST(Bf16PairProductTest, WideKnProductsMatchTheReferenceOnEitherTileKernel) {
+  if (!Bf16TilesAvailable()) GTEST_SKIP() << "NOTICE: this CPU has no AMX; tile kernels not tested";
+  // [k, n] past the staged kernel's 2048-column panel: few rows of x go to
+  // the spread-x kernel, more to the staged one in panels (4160 columns:
+  // two whole panels and a narrow one). k of 1, 3 and 5 tiles of 32 rows:
+  // fewer tiles than the staged kernel's four streams, and an uneven share.
+  for (int64_t n : {2080, 4160}) {
+    for (int64_t k : {32, 96, 160}) {
+      for (int64_t m : {3, 6, 7, 16}) {
+        for (int64_t blocks : {1, 2}) {
+          const int64_t ldw = n + 32, block_stride = k * ldw + 64;
+          std::vector<uint16_t> x(m * k), w(blocks * block_stride, 0x7FC0);  // NaN outside
+          std::vector<double> want(m * blocks * n, 0.0);
+          for (int64_t i = 0; i < m * k; ++i) x[i] = Bf16Bits(static_cast<float>((i % 9) - 4) * 0.5f);
+          for (int64_t p = 0; p < blocks; ++p)
+            for (int64_t i = 0; i < k; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                const float v = static_cast<float>(((p * 3 + i * 31 + j * 7) % 13) - 6) * 0.25f;
+                w[p * block_stride + i * ldw + j] = Bf16Bits(v);
+                for (int64_t r = 0; r < m; ++r)
+                  want[r * blocks * n + p * n + j] += (static_cast<double>((r * k + i) % 9) - 4) * 0.5 * v;
+              }
+          const int64_t ldy = blocks * n + 3;
+          std::vector<float> y(m * ldy, -7.0f);
+          if (blocks == 1) {
+            Bf16TileProduct(x.data(), m, w.data(), k, n, false, ldw, y.data(), ldy);
+          } else {
+            Bf16TileProductBlocks(x.data(), m, w.data(), k, n, ldw, blocks, block_stride, y.data(), ldy);
+          }
+          const std::string where = " m=" + std::to_string(m) + " k=" + std::to_string(k) +
+                                    " n=" + std::to_string(n) + " blocks=" + std::to_string(blocks);
+          for (int64_t r = 0; r < m; ++r) {
+            for (int64_t c = 0; c < blocks * n; ++c)
+              ASSERT_EQ(y[r * ldy + c], want[r * blocks * n + c]) << "at " << r << "," << c << where;
+            for (int64_t c = blocks * n; c < ldy; ++c) ASSERT_EQ(y[r * ldy + c], -7.0f) << "wrote past" << where;
+          }
+        }
+      }
     }
   }
 }
