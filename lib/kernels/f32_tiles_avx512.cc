@@ -249,16 +249,12 @@ bool StoreOutput(TileStorage storage, const Block& v, void* out, int64_t n, bool
   return StoreBlock<TileStorage::kF32>(v, out, n, streaming);
 }
 
-// Widens a tile of 16-bit lanes to f32 (bf16 exactly, f16 exactly).
-void WidenTile(TileStorage storage, const uint16_t* raw, float* tile) {
-  for (int j = 0; j < kVectors; ++j) {
-    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(raw + j * kLanes));
-    const V f = storage == TileStorage::kBF16
-                    ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
-                    : _mm512_cvtph_ps(h);
-    _mm512_store_ps(tile + j * kLanes, f);
-  }
+// One vector of bf16 or f16 lanes as f32 (exact).
+inline V WidenBf16(const uint16_t* p) {
+  return _mm512_castsi512_ps(
+      _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
 }
+inline V WidenF16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
 
 #include "lib/kernels/f32_tiles_runner.inc"  // NOLINT: inside the namespace on purpose
 

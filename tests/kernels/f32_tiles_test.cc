@@ -373,6 +373,28 @@ TEST_P(F32TilesTest, NarrowBroadcastStreamsMatchTheInterpretersGather) {
   ExpectSame(f.outputs[0], g.outputs[0], in[0], "bf16 bias", 0);
 }
 
+// A bf16 or f16 value per row broadcast along it (an RMS norm's scale):
+// runs of one element longer than a block, ending inside blocks (300) or
+// on their edges (1152), each read as one value or gathered.
+TEST_P(F32TilesTest, NarrowRunsMatchTheInterpretersGather) {
+  for (const std::string type : {"bf16", "f16"}) {
+    for (int64_t row : {300, 1152}) {
+      const int64_t rows = 11, lanes = rows * row;
+      const std::string shape = type + "[11," + std::to_string(row) + "]";
+      const std::string text = "HloModule m\nENTRY e {\n  x = " + shape + " parameter(0)\n"
+                               "  b = " + type + "[11] parameter(1)\n"
+                               "  bb = " + shape + " broadcast(b), dimensions={0}\n"
+                               "  ROOT r = " + shape + " multiply(x, bb)\n}\n";
+      std::vector<std::vector<float>> in = {Awkward(lanes, 16), Awkward(rows, 17)};
+      bool fast = false;
+      Result f = RunProgram(text, in, true, lanes, &fast);
+      ASSERT_TRUE(fast) << shape;
+      Result g = RunProgram(text, in, false, lanes);
+      ExpectSame(f.outputs[0], g.outputs[0], in[0], shape + " row scale", 0);
+    }
+  }
+}
+
 // Predicates made in the program run as lane masks: compares in every
 // direction (NaN lanes included), and/or/xor/not, select, clamp and a
 // mask converted to a number, in f32 and bf16, bit for bit.
