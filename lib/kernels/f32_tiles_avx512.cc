@@ -142,7 +142,8 @@ struct Block {
 };
 
 // A step: acc = op(a, b) on one block.
-inline void Apply(F32Op op, const Block& a, const Block& b, Block& acc) {
+// Inlined into the runner's loops (a call passes the blocks through memory).
+[[gnu::always_inline]] inline void Apply(F32Op op, const Block& a, const Block& b, Block& acc) {
 #define NEURON_EACH(expr)                                     \
   _Pragma("GCC unroll 8") for (int j = 0; j < kBlock; ++j) {                          \
     const V x = a.v[j], y = b.v[j];                            \
@@ -240,7 +241,7 @@ inline bool StoreBlock(const Block& v, void* out, int64_t n, bool streaming) {
   return bad != 0;
 }
 
-bool StoreOutput(TileStorage storage, const Block& v, void* out, int64_t n, bool streaming) {
+[[gnu::always_inline]] inline bool StoreOutput(TileStorage storage, const Block& v, void* out, int64_t n, bool streaming) {
   switch (storage) {
     case TileStorage::kBF16: return StoreBlock<TileStorage::kBF16>(v, out, n, streaming);
     case TileStorage::kF16: return StoreBlock<TileStorage::kF16>(v, out, n, streaming);
