@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "lib/kernels/element_convert.h"
+#include "lib/kernels/float_sums.h"
 #include "lib/kernels/gemm.h"
 #include "lib/kernels/thread_pool.h"
 
@@ -85,23 +86,6 @@ void StoreGradStatistics(const std::vector<double>& sum_gy, const std::vector<do
 // sums of gy and of gy * (x - mean) together) and once more for the
 // result; the generic path above reads the operand three times on one
 // thread (mobilenet_v2's step spent 3 of its 6 s there).
-
-// Sum of n floats, in double.
-double SumF32(const float* p, int64_t n) {
-  __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(p + i)));
-    a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(p + i + 4)));
-    a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm_loadu_ps(p + i + 8)));
-    a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm_loadu_ps(p + i + 12)));
-  }
-  alignas(32) double lanes[4];
-  _mm256_store_pd(lanes, _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
-  double s = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-  for (; i < n; ++i) s += p[i];
-  return s;
-}
 
 // Sum of (p[i] - c)^2, in double.
 double SquaredDeviations(const float* p, int64_t n, double c) {
@@ -189,7 +173,7 @@ void BatchNormF32(hlo::Opcode op, double eps, const Rows& r, const std::vector<c
     ForRowParts(r, parts, [&](int t, int64_t begin, int64_t end) {
       for (int64_t row = begin; row < end; ++row) {
         const float* p = x + row * inner;
-        const double row_mean = SumF32(p, inner) / static_cast<double>(inner);
+        const double row_mean = SumF32InDouble(p, inner) / static_cast<double>(inner);
         part_moments[t][row % nf].Add(static_cast<double>(inner), row_mean, SquaredDeviations(p, inner, row_mean));
       }
     });

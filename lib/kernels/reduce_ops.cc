@@ -1,7 +1,5 @@
 #include "lib/kernels/reduce_ops.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/kernels/element_convert.h"
+#include "lib/kernels/float_sums.h"
 #include "lib/kernels/scalar_fn.h"
 #include "lib/kernels/simple_reducer.h"
 #include "lib/kernels/thread_pool.h"
@@ -18,25 +17,6 @@ namespace {
 
 using hlo::Opcode;
 using ET = hlo::ElementType;
-
-// The sum of n floats in double: four vectors of four sums (AVX2, the
-// build's baseline), so a row of an RMS norm takes a few hundred cycles
-// rather than one add per element.
-double SumAsDoubles(const float* p, int64_t n) {
-  __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_loadu_ps(p + i)));
-    s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm_loadu_ps(p + i + 4)));
-    s2 = _mm256_add_pd(s2, _mm256_cvtps_pd(_mm_loadu_ps(p + i + 8)));
-    s3 = _mm256_add_pd(s3, _mm256_cvtps_pd(_mm_loadu_ps(p + i + 12)));
-  }
-  alignas(32) double lanes[4];
-  _mm256_store_pd(lanes, _mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3)));
-  double sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-  for (; i < n; ++i) sum += p[i];
-  return sum;
-}
 
 class ReduceKernel : public ReduceLikeKernel {
  public:
@@ -114,7 +94,7 @@ class ReduceKernel : public ReduceLikeKernel {
     auto run = [&](int64_t o0, int64_t o1) {
       if (contiguous && type == ET::kF32 && op == Opcode::kAdd) {
         const float* p = reinterpret_cast<const float*>(in.data);
-        for (int64_t o = o0; o < o1; ++o) a[o] = static_cast<T>(a[o] + SumAsDoubles(p + base_[o], R));
+        for (int64_t o = o0; o < o1; ++o) a[o] = static_cast<T>(a[o] + SumF32InDouble(p + base_[o], R));
       } else if (reduced_inner_) {
         for (int64_t o = o0; o < o1; ++o) {
           T s = a[o];

@@ -127,32 +127,41 @@ TEST(Bf16PairProductTest, InfiniteAndNanWeightsStayInTheirColumns) {
   }
 }
 
+// `blocks` [k, n] matrices of exact bf16 values `block_stride` elements
+// apart (rows `ldw` apart, NaN between and after them) against m rows of
+// x, through the tile kernels (Bf16TileProduct for one block): every sum
+// exact, nothing written past the product's columns.
+void ExpectTileBlocksMatchTheReference(int64_t m, int64_t k, int64_t n, int64_t ldw, int64_t blocks,
+                                       int64_t block_stride) {
+  std::vector<uint16_t> x(m * k), w(blocks * block_stride, 0x7FC0);
+  std::vector<double> want(m * blocks * n, 0.0);
+  for (int64_t i = 0; i < m * k; ++i) x[i] = Bf16Bits(static_cast<float>((i % 9) - 4) * 0.5f);
+  for (int64_t p = 0; p < blocks; ++p)
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const float v = static_cast<float>(((p * 5 + i * 31 + j * 7) % 13) - 6) * 0.25f;
+        w[p * block_stride + i * ldw + j] = Bf16Bits(v);
+        for (int64_t r = 0; r < m; ++r)
+          want[r * blocks * n + p * n + j] += (static_cast<double>((r * k + i) % 9) - 4) * 0.5 * v;
+      }
+  const int64_t ldy = blocks * n + 5;
+  std::vector<float> y(m * ldy, -7.0f);
+  if (blocks == 1) Bf16TileProduct(x.data(), m, w.data(), k, n, false, ldw, y.data(), ldy);
+  else Bf16TileProductBlocks(x.data(), m, w.data(), k, n, ldw, blocks, block_stride, y.data(), ldy);
+  const std::string where = " m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n) +
+                            " blocks=" + std::to_string(blocks);
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t c = 0; c < blocks * n; ++c)
+      ASSERT_EQ(y[r * ldy + c], want[r * blocks * n + c]) << "at " << r << "," << c << where;
+    for (int64_t c = blocks * n; c < ldy; ++c) ASSERT_EQ(y[r * ldy + c], -7.0f) << "wrote past its columns" << where;
+  }
+}
+
 TEST(Bf16PairProductTest, TileBlocksMatchTheReference) {
   if (!Bf16TilesAvailable()) GTEST_SKIP() << "NOTICE: this CPU has no AMX; tile blocks not tested";
   // Three [k, n] blocks apart in memory (a gap between them), rows of W
   // wider than n, every row count the tiles take.
-  const int64_t k = 96, n = 96, ldw = n + 32, blocks = 3, block_stride = k * ldw + 48;
-  for (int64_t m : {3, 7, 16}) {
-    std::vector<uint16_t> x(m * k), w(blocks * block_stride, 0x7FC0);  // NaN outside the blocks
-    std::vector<double> want(m * blocks * n, 0.0);
-    for (int64_t i = 0; i < m * k; ++i) x[i] = Bf16Bits(static_cast<float>((i % 9) - 4) * 0.5f);
-    for (int64_t p = 0; p < blocks; ++p)
-      for (int64_t i = 0; i < k; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          const float v = static_cast<float>(((p * 5 + i * 31 + j * 7) % 13) - 6) * 0.25f;
-          w[p * block_stride + i * ldw + j] = Bf16Bits(v);
-          for (int64_t r = 0; r < m; ++r)
-            want[r * blocks * n + p * n + j] += (static_cast<double>((r * k + i) % 9) - 4) * 0.5 * v;
-        }
-    const int64_t ldy = blocks * n + 5;
-    std::vector<float> y(m * ldy, -7.0f);
-    Bf16TileProductBlocks(x.data(), m, w.data(), k, n, ldw, blocks, block_stride, y.data(), ldy);
-    for (int64_t r = 0; r < m; ++r) {
-      for (int64_t c = 0; c < blocks * n; ++c)
-        ASSERT_EQ(y[r * ldy + c], want[r * blocks * n + c]) << "m=" << m << " at " << r << "," << c;
-      for (int64_t c = blocks * n; c < ldy; ++c) ASSERT_EQ(y[r * ldy + c], -7.0f) << "wrote past its columns";
-    }
-  }
+  for (int64_t m : {3, 7, 16}) ExpectTileBlocksMatchTheReference(m, 96, 96, 96 + 32, 3, 96 * (96 + 32) + 48);
 }
 
 TEST(Bf16PairProductTest, WideKnProductsMatchTheReferenceOnEitherTileKernel) {
@@ -161,40 +170,10 @@ TEST(Bf16PairProductTest, WideKnProductsMatchTheReferenceOnEitherTileKernel) {
   // the spread-x kernel, more to the staged one in panels (4160 columns:
   // two whole panels and a narrow one). k of 1, 3 and 5 tiles of 32 rows:
   // fewer tiles than the staged kernel's four streams, and an uneven share.
-  for (int64_t n : {2080, 4160}) {
-    for (int64_t k : {32, 96, 160}) {
-      for (int64_t m : {3, 6, 7, 16}) {
-        for (int64_t blocks : {1, 2}) {
-          const int64_t ldw = n + 32, block_stride = k * ldw + 64;
-          std::vector<uint16_t> x(m * k), w(blocks * block_stride, 0x7FC0);  // NaN outside
-          std::vector<double> want(m * blocks * n, 0.0);
-          for (int64_t i = 0; i < m * k; ++i) x[i] = Bf16Bits(static_cast<float>((i % 9) - 4) * 0.5f);
-          for (int64_t p = 0; p < blocks; ++p)
-            for (int64_t i = 0; i < k; ++i)
-              for (int64_t j = 0; j < n; ++j) {
-                const float v = static_cast<float>(((p * 3 + i * 31 + j * 7) % 13) - 6) * 0.25f;
-                w[p * block_stride + i * ldw + j] = Bf16Bits(v);
-                for (int64_t r = 0; r < m; ++r)
-                  want[r * blocks * n + p * n + j] += (static_cast<double>((r * k + i) % 9) - 4) * 0.5 * v;
-              }
-          const int64_t ldy = blocks * n + 3;
-          std::vector<float> y(m * ldy, -7.0f);
-          if (blocks == 1) {
-            Bf16TileProduct(x.data(), m, w.data(), k, n, false, ldw, y.data(), ldy);
-          } else {
-            Bf16TileProductBlocks(x.data(), m, w.data(), k, n, ldw, blocks, block_stride, y.data(), ldy);
-          }
-          const std::string where = " m=" + std::to_string(m) + " k=" + std::to_string(k) +
-                                    " n=" + std::to_string(n) + " blocks=" + std::to_string(blocks);
-          for (int64_t r = 0; r < m; ++r) {
-            for (int64_t c = 0; c < blocks * n; ++c)
-              ASSERT_EQ(y[r * ldy + c], want[r * blocks * n + c]) << "at " << r << "," << c << where;
-            for (int64_t c = blocks * n; c < ldy; ++c) ASSERT_EQ(y[r * ldy + c], -7.0f) << "wrote past" << where;
-          }
-        }
-      }
-    }
-  }
+  for (int64_t n : {2080, 4160})
+    for (int64_t k : {32, 96, 160})
+      for (int64_t m : {3, 6, 7, 16})
+        for (int64_t blocks : {1, 2}) ExpectTileBlocksMatchTheReference(m, k, n, n + 32, blocks, k * (n + 32) + 64);
 }
 
 }  // namespace
