@@ -270,8 +270,9 @@ void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k
 // ones (2048 x 8192, 3 rows: 25 against 20-21), where its short runs
 // stream well and a stage of whole rows would not fit in L2.
 constexpr int kStagedStreams = 4;
-// Columns staged at a time: wider matrices go in panels of these, so a
-// run's stage stays within L2 (4 streams x 2048 columns: 512 KiB).
+// Columns staged at a time: matrices wider than one and a half of these go
+// in panels of them, so a run's stage stays within L2 (4 streams x 2048
+// columns: 512 KiB; 768 at most, for a matrix taken whole).
 constexpr int64_t kStagedPanel = 2048;
 
 bool StagedSuits(int64_t m, int64_t n) { return m > 6 || n <= kStagedPanel; }
