@@ -118,6 +118,7 @@ class SkinnyDot : public DotKernel {
     if (!pairs_) xs_.resize(static_cast<size_t>(m_ * k_) * sizeof(float) + 64);
     // Sums go straight to the output where it is f32 [m, n].
     if (w_is_lhs_ || out_type_ != ET::kF32) acc_.resize(static_cast<size_t>(m_ * n_) * sizeof(float) + 64);
+    if (w_is_lhs_) transposed_.resize(static_cast<size_t>(m_ * n_) * sizeof(float) + 64);
     tile_blocks_ = q_ != n_ && q_ > 1 && pairs_ && m_ >= 3 && k_ % kRowsPerPart == 0 && q_ % 32 == 0 &&
                    Bf16TilesAvailable();
     if (q_ == n_ || tile_blocks_) {
@@ -144,12 +145,12 @@ class SkinnyDot : public DotKernel {
         StoreFromDomain(out_type_, y, m_ * n_, out_b);
         continue;
       }
-      // The matrix's free dims come first in the output: [n, m].
-      float column[kSkinnyRows];
-      for (int64_t j = 0; j < n_; ++j) {
-        for (int64_t r = 0; r < m_; ++r) column[r] = y[r * n_ + j];
-        StoreFromDomain(out_type_, column, m_, out_b + j * m_ * out.elem_size);
-      }
+      // The matrix's free dims come first in the output: [n, m], stored in
+      // one call (one per column cost gemma's kv einsum a tenth of its time).
+      float* t = reinterpret_cast<float*>(transposed_.data());
+      for (int64_t j = 0; j < n_; ++j)
+        for (int64_t r = 0; r < m_; ++r) t[j * m_ + r] = y[r * n_ + j];
+      StoreFromDomain(out_type_, t, m_ * n_, out_b);
     }
   }
 
@@ -250,7 +251,7 @@ class SkinnyDot : public DotKernel {
   int64_t batch_ = 1, m_ = 1, n_ = 1, k_ = 1, q_ = 1;
   int max_row_parts_ = 1;  // threads MultiplyByRows has sums for
   Permutation x_, w_;
-  LazyScratch xs_, acc_, x_parts_, row_part_sums_;
+  LazyScratch xs_, acc_, transposed_, x_parts_, row_part_sums_;
 };
 
 }  // namespace
