@@ -68,7 +68,6 @@ void ForEachRow(const Buf& b, const Rows& r, std::vector<double>& row, Fn fn) {
     }
 }
 
-
 // batch-norm-grad's scale and offset gradients: sum(gy * (x - mean)) /
 // sqrt(var + eps) and sum(gy), per feature.
 void StoreGradStatistics(const std::vector<double>& sum_gy, const std::vector<double>& sum_gy_xc,
@@ -78,14 +77,6 @@ void StoreGradStatistics(const std::vector<double>& sum_gy, const std::vector<do
   StoreRow(*outs[1], 0, static_cast<int64_t>(gscale.size()), gscale.data());
   StoreRow(*outs[2], 0, static_cast<int64_t>(sum_gy.size()), sum_gy.data());
 }
-
-// The f32 path: AVX2 in double, the rows split over the threads. Each
-// thread reads its rows once for the statistics (a row's mean, then the
-// squared deviations from it while the row is in cache, combined per
-// feature as Chan et al. combine partial variances; for the gradient, the
-// sums of gy and of gy * (x - mean) together) and once more for the
-// result; the generic path above reads the operand three times on one
-// thread (mobilenet_v2's step spent 3 of its 6 s there).
 
 // Sum of (p[i] - c)^2, in double.
 double SquaredDeviations(const float* p, int64_t n, double c) {
@@ -144,9 +135,7 @@ struct Moments {
 
 // The threads the rows are split over.
 int PartsFor(const Rows& r) {
-  return static_cast<int>(std::clamp<int64_t>(
-      std::min<int64_t>(GemmThreads(), ThreadPool::Global().max_parallelism()), 1,
-      std::max<int64_t>(r.outer * r.features, 1)));
+  return static_cast<int>(std::clamp<int64_t>(KernelParts(), 1, std::max<int64_t>(r.outer * r.features, 1)));
 }
 
 // fn(part, first row, end row) over the rows [0, outer * features) in
@@ -161,6 +150,13 @@ void ForRowParts(const Rows& r, int parts, Fn fn) {
   ThreadPool::Global().Run(parts, [&](int t) { fn(t, rows * t / parts, rows * (t + 1) / parts); });
 }
 
+// The f32 path: AVX2 in double, the rows split over the threads. Each
+// thread reads its rows once for the statistics (a row's mean, then the
+// squared deviations from it while the row is in cache, combined per
+// feature as Chan et al. combine partial variances; for the gradient, the
+// sums of gy and of gy * (x - mean) together) and once more for the
+// result; the generic path below reads the operand three times on one
+// thread (mobilenet_v2's step spent 3 of its 6 s there).
 void BatchNormF32(hlo::Opcode op, double eps, const Rows& r, const std::vector<const Buf*>& ins,
                   const std::vector<Buf*>& outs) {
   const int64_t nf = r.features, inner = r.inner;
@@ -219,23 +215,20 @@ void BatchNormF32(hlo::Opcode op, double eps, const Rows& r, const std::vector<c
         const int64_t f = row % nf;
         // gx = k * ((gy - mean_gy) - (x - mean) * slope), in f32 from
         // constants rounded once: x - mean is exact where x is near it.
-        const __m256 k = _mm256_set1_ps(static_cast<float>(scale[f] * rs[f]));
-        const __m256 m = _mm256_set1_ps(static_cast<float>(mean[f]));
-        const __m256 mg = _mm256_set1_ps(static_cast<float>(sum_gy[f] / per));
-        const __m256 sl = _mm256_set1_ps(static_cast<float>(sum_gy_xc[f] / per / (var[f] + eps)));
+        const float k = static_cast<float>(scale[f] * rs[f]), m = static_cast<float>(mean[f]);
+        const float mg = static_cast<float>(sum_gy[f] / per);
+        const float sl = static_cast<float>(sum_gy_xc[f] / per / (var[f] + eps));
+        const __m256 kv = _mm256_set1_ps(k), mv = _mm256_set1_ps(m), mgv = _mm256_set1_ps(mg), slv = _mm256_set1_ps(sl);
         const float* xr = x + row * inner;
         const float* gr = gy + row * inner;
         float* out = y + row * inner;
         int64_t i = 0;
         for (; i + 8 <= inner; i += 8) {
-          const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(xr + i), m);
-          const __m256 g = _mm256_sub_ps(_mm256_loadu_ps(gr + i), mg);
-          _mm256_storeu_ps(out + i, _mm256_mul_ps(k, _mm256_fnmadd_ps(d, sl, g)));
+          const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(xr + i), mv);
+          const __m256 g = _mm256_sub_ps(_mm256_loadu_ps(gr + i), mgv);
+          _mm256_storeu_ps(out + i, _mm256_mul_ps(kv, _mm256_fnmadd_ps(d, slv, g)));
         }
-        for (; i < inner; ++i) {
-          const float d = xr[i] - _mm256_cvtss_f32(m), g = gr[i] - _mm256_cvtss_f32(mg);
-          out[i] = _mm256_cvtss_f32(k) * std::fma(-d, _mm256_cvtss_f32(sl), g);
-        }
+        for (; i < inner; ++i) out[i] = k * std::fma(-(xr[i] - m), sl, gr[i] - mg);
       }
     });
     StoreGradStatistics(sum_gy, sum_gy_xc, rs, outs);
@@ -247,16 +240,15 @@ void BatchNormF32(hlo::Opcode op, double eps, const Rows& r, const std::vector<c
     for (int64_t row = begin; row < end; ++row) {
       const int64_t f = row % nf;
       // y = (x - mean) * k + offset in f32 (x - mean exact where x is near).
-      const __m256 m = _mm256_set1_ps(static_cast<float>(mean[f]));
-      const __m256 k = _mm256_set1_ps(static_cast<float>(rs[f] * scale[f]));
-      const __m256 b = _mm256_set1_ps(static_cast<float>(offset[f]));
+      const float m = static_cast<float>(mean[f]), k = static_cast<float>(rs[f] * scale[f]);
+      const float b = static_cast<float>(offset[f]);
+      const __m256 mv = _mm256_set1_ps(m), kv = _mm256_set1_ps(k), bv = _mm256_set1_ps(b);
       const float* xr = x + row * inner;
       float* out = y + row * inner;
       int64_t i = 0;
       for (; i + 8 <= inner; i += 8)
-        _mm256_storeu_ps(out + i, _mm256_fmadd_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + i), m), k, b));
-      for (; i < inner; ++i)
-        out[i] = std::fma(xr[i] - _mm256_cvtss_f32(m), _mm256_cvtss_f32(k), _mm256_cvtss_f32(b));
+        _mm256_storeu_ps(out + i, _mm256_fmadd_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + i), mv), kv, bv));
+      for (; i < inner; ++i) out[i] = std::fma(xr[i] - m, k, b);
     }
   });
   if (op == hlo::Opcode::kBatchNormTraining) {

@@ -14,7 +14,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -164,9 +163,9 @@ void MendSpuriousNans(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k
 //
 // `blocks` matrices [k, n], `block_stride` elements apart, are taken as one
 // [k, blocks * n]: a run of rows goes through every block before the next
-// run, so a thread reads as many streams as there are blocks (gemma's q
-// einsum: 4 heads of [1152, 256]; one narrow stream a thread left the
-// memory idle between its requests).
+// run, so a thread reads as many streams as there are blocks (one narrow
+// stream a thread left the memory idle between its requests). The staged
+// kernel below takes every case but few rows against wide ones.
 void ColumnsAsOutputs(const uint16_t* x, int64_t m, const uint16_t* w, int64_t k, int64_t n, int64_t ldw,
                       int64_t blocks, int64_t block_stride, float* y, int64_t ldy) {
   constexpr int64_t kRunRows = 32;

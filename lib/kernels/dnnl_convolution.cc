@@ -1,11 +1,10 @@
 #include "lib/kernels/dnnl_convolution.h"
 
 #include <algorithm>
-#include <memory>
-#include <new>
 #include <optional>
 #include <string_view>
 
+#include "lib/kernels/aligned_bytes.h"
 #include "lib/kernels/dnnl_blocked_copy.h"
 #include "lib/kernels/dnnl_library.h"
 #include "lib/kernels/gemm.h"
@@ -14,9 +13,6 @@
 
 namespace neuron::kernels {
 namespace {
-
-// oneDNN's blocked weights are read with 64-byte vectors.
-constexpr std::align_val_t kKeptAlignment{64};
 
 // A primitive and what running it needs; reorders between a plain layout
 // and the convolution's own are optional (null when they are the same).
@@ -97,10 +93,7 @@ struct DnnlConvolution::Impl {
   // other steps overwrite, so it keeps nothing).
   const void* seen_from = nullptr;
   uint64_t seen_version = 0;
-  struct AlignedDelete {
-    void operator()(uint8_t* p) const { ::operator delete[](p, kKeptAlignment); }
-  };
-  std::unique_ptr<uint8_t[], AlignedDelete> kept;
+  AlignedBytes kept;
   bool kept_valid = false;  // `kept` holds the reorder of seen_from at seen_version
 
   ~Impl() {
@@ -265,7 +258,7 @@ bool DnnlConvolution::Run(const void* x, const void* w, void* y, uint64_t w_vers
     // (inference): their reorder goes to memory of the kernel's own and is
     // kept. Others (a train step's, new every step) go to the step's
     // scratch, which other steps reuse, so nothing of them is kept.
-    if (unchanged && m.kept == nullptr) m.kept.reset(new (kKeptAlignment) uint8_t[m.weights_buf.size()]);
+    if (unchanged && m.kept == nullptr) m.kept = AllocateAlignedBytes(m.weights_buf.size());
     uint8_t* to = unchanged ? m.kept.get() : m.weights_buf.data();
     m.kept_valid = false;  // until the reorder below is complete
     if (m.weights_copy) {

@@ -58,7 +58,7 @@ class OperandPrep {
   const uint16_t* ToBf16(const uint8_t* permuted) {
     const int64_t n = permuted_.count;
     uint16_t* dst = reinterpret_cast<uint16_t*>(bf16_.data());
-    int parts = std::min(GemmThreads(), ThreadPool::Global().max_parallelism());
+    const int parts = KernelParts();
     if (n < (int64_t{1} << 18) || parts < 2) {
       ByteFloatToBf16(type_, permuted, n, dst);
       return dst;
@@ -84,7 +84,7 @@ class OperandPrep {
   const void* Widen(const uint8_t* permuted) {
     const int64_t n = permuted_.count;
     uint8_t* dst = domain_.data();  // taken here: the first call allocates
-    int parts = std::min(GemmThreads(), ThreadPool::Global().max_parallelism());
+    const int parts = KernelParts();
     if (n < (int64_t{1} << 18) || parts < 2) {
       LoadToDomain(type_, permuted, n, dst);
       return dst;

@@ -40,9 +40,9 @@ inline constexpr F32Op kLastBinaryF32Op = F32Op::kXorBits;
 // How an input stream or an output is stored; the steps see f32 lanes.
 enum class TileStorage : uint8_t { kF32, kBF16, kF16 };
 
-// How the lanes of a range map onto an input stream's elements. Lane i
-// (counted from the range's first lane) reads element (i / repeat) %
-// period, or element i when period is 0 (a whole array); where
+// How the output's lanes map onto an input stream's elements. Lane i (of
+// the whole output; a range starts at its first_lane) reads element
+// (i / repeat) % period, or element i when period is 0 (a whole array); where
 // outer_period is not 0 (a broadcast across middle dims: one rotary table
 // for every head), ((i / outer_repeat) % outer_period) * period is added.
 struct StreamMap {
@@ -63,8 +63,8 @@ struct F32Step {
   int32_t dst = 0;
 };
 
-// One range of lanes for the runner. Pointers are already offset to the
-// range's first lane.
+// One range of lanes for the runner. Output pointers are already offset
+// to the range's first lane; input streams start at their first element.
 struct F32TileJob {
   const F32Step* steps = nullptr;
   int32_t step_count = 0;

@@ -17,7 +17,6 @@ namespace {
 
 using V = __m256;
 constexpr int kLanes = 8;
-constexpr int kVectors = static_cast<int>(kF32TileLanes) / kLanes;
 // Four vectors per block: a step's two operands and its result stay in
 // the sixteen registers AVX2 has.
 constexpr int kBlock = 4;

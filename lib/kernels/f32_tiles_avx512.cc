@@ -12,7 +12,6 @@ namespace {
 
 using V = __m512;
 constexpr int kLanes = 16;
-constexpr int kVectors = static_cast<int>(kF32TileLanes) / kLanes;
 
 inline V Set(float x) { return _mm512_set1_ps(x); }
 inline V Zero() { return _mm512_setzero_ps(); }

@@ -123,4 +123,6 @@ void SetGemmThreads(int threads) {
 
 int GemmThreads() { return g_threads.load(std::memory_order_relaxed); }
 
+int KernelParts() { return std::min(GemmThreads(), ThreadPool::Global().max_parallelism()); }
+
 }  // namespace neuron::kernels

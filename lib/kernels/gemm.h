@@ -20,6 +20,9 @@ void Dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
 // Threads a product may use (the executor's pool; set per execution).
 void SetGemmThreads(int threads);
 int GemmThreads();
+// The parts a kernel splits its work into: GemmThreads(), at most what the
+// pool runs at once.
+int KernelParts();
 
 }  // namespace neuron::kernels
 

@@ -122,7 +122,7 @@ uint8_t* LazyScratch::data() {
     }
     if (taken_ != nullptr) return taken_;
   }
-  if (owned_ == nullptr) owned_.reset(new (kAlignment) uint8_t[bytes_]);
+  if (owned_ == nullptr) owned_ = AllocateAlignedBytes(bytes_);
   return owned_.get();
 }
 

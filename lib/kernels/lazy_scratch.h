@@ -19,9 +19,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <new>
 #include <vector>
+
+#include "lib/kernels/aligned_bytes.h"
 
 namespace neuron::kernels {
 
@@ -106,13 +106,9 @@ class LazyScratch {
   uint8_t* data();
 
  private:
-  static constexpr std::align_val_t kAlignment{64};
-  struct AlignedDelete {
-    void operator()(uint8_t* p) const { ::operator delete[](p, kAlignment); }
-  };
   static void CountDeclared(size_t old_bytes, size_t new_bytes);
   size_t bytes_ = 0;
-  std::unique_ptr<uint8_t[], AlignedDelete> owned_;
+  AlignedBytes owned_;
   uint8_t* taken_ = nullptr;  // from the arena of scope `scope_`
   uint64_t scope_ = 0;
 };

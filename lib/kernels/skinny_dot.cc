@@ -162,11 +162,10 @@ class SkinnyDot : public DotKernel {
   // its rows.
   void Multiply(const void* x, const uint8_t* w, int64_t w_bytes, float* y) {
     const int parts = k_ * n_ >= kSkinnyParallelWeights
-                          ? static_cast<int>(std::min<int64_t>(
-                                {GemmThreads(), ThreadPool::Global().max_parallelism(), std::max<int64_t>(n_ / 16, 1)}))
+                          ? static_cast<int>(std::min<int64_t>(KernelParts(), std::max<int64_t>(n_ / 16, 1)))
                           : 1;
     if ((q_ == n_ || tile_blocks_) && parts >= 2 && k_ >= parts * kRowsPerPart && parts <= max_row_parts_) {
-      MultiplyByRows(x, w, w_bytes, y, parts);
+      MultiplyByRows(x, w, y, parts);
       return;
     }
     auto columns = [&](int64_t g0, int64_t g1) {
@@ -180,12 +179,8 @@ class SkinnyDot : public DotKernel {
       }
     };
     if (parts < 2) {
-      if (tile_blocks_) {
-        Bf16TileProductBlocks(static_cast<const uint16_t*>(x), m_, reinterpret_cast<const uint16_t*>(w), k_, q_, q_,
-                              n_ / q_, k_ * q_, y, n_);
-      } else {
-        columns(0, n_);
-      }
+      if (tile_blocks_) RowsProduct(x, k_, w, 0, y);
+      else columns(0, n_);
       return;
     }
     // Ranges of whole vectors, so no two threads write one cache line of y.
@@ -204,7 +199,7 @@ class SkinnyDot : public DotKernel {
   // taking rows [i0, i1) of W (of each block) and the same
   // columns of x (copied out, so its rows are contiguous) into sums of its
   // own; the sums are added up after.
-  void MultiplyByRows(const void* x, const uint8_t* w, int64_t w_bytes, float* y, int parts) {
+  void MultiplyByRows(const void* x, const uint8_t* w, float* y, int parts) {
     const int64_t x_bytes = pairs_ ? 2 : 4;
     const auto* xb = static_cast<const uint8_t*>(x);
     uint8_t* x_parts = x_parts_.data();
@@ -216,17 +211,22 @@ class SkinnyDot : public DotKernel {
       uint8_t* xt = x_parts + m_ * i0 * x_bytes;
       for (int64_t r = 0; r < m_; ++r)
         std::memcpy(xt + r * kc * x_bytes, xb + (r * k_ + i0) * x_bytes, static_cast<size_t>(kc * x_bytes));
-      float* yt = t == 0 ? y : sums + (t - 1) * m_ * n_;
-      if (q_ == n_) {
-        ColumnProduct(xt, kc, w + i0 * n_ * w_bytes, n_, false, n_, yt);
-      } else {  // tile_blocks_: rows [i0, i1) of every [k, q] block
-        Bf16TileProductBlocks(reinterpret_cast<const uint16_t*>(xt), m_,
-                              reinterpret_cast<const uint16_t*>(w) + i0 * q_, kc, q_, q_, n_ / q_, k_ * q_, yt, n_);
-      }
+      RowsProduct(xt, kc, w, i0, t == 0 ? y : sums + (t - 1) * m_ * n_);
     });
     for (int t = 1; t < parts; ++t) {
       const float* s = sums + (t - 1) * m_ * n_;
       for (int64_t e = 0; e < m_ * n_; ++e) y[e] += s[e];
+    }
+  }
+
+  // y[m, n] = x[m, kc] . rows [i0, i0 + kc) of W ([k, n], or of every
+  // [k, q] block with tile_blocks_); x's rows kc apart.
+  void RowsProduct(const void* x, int64_t kc, const uint8_t* w, int64_t i0, float* y) const {
+    if (tile_blocks_) {
+      Bf16TileProductBlocks(static_cast<const uint16_t*>(x), m_, reinterpret_cast<const uint16_t*>(w) + i0 * q_, kc,
+                            q_, q_, n_ / q_, k_ * q_, y, n_);
+    } else {
+      ColumnProduct(x, kc, w + i0 * n_ * hlo::StorageBytes(w_type_), n_, false, n_, y);
     }
   }
 

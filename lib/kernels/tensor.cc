@@ -5,16 +5,6 @@
 
 namespace neuron::kernels {
 
-namespace {
-uint8_t* AllocateAligned(size_t bytes) {
-  return new (std::align_val_t(64)) uint8_t[bytes ? bytes : 1];
-}
-}  // namespace
-
-void Tensor::AlignedDelete::operator()(uint8_t* p) const {
-  ::operator delete[](p, std::align_val_t(64));
-}
-
 int64_t ElementCountOf(const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
@@ -24,7 +14,7 @@ int64_t ElementCountOf(const std::vector<int64_t>& dims) {
 Tensor::Tensor(ElementType type, std::vector<int64_t> dims)
     : type_(type), dims_(std::move(dims)) {
   size_t bytes = byte_size();
-  owned_.reset(AllocateAligned(bytes));
+  owned_ = AllocateAlignedBytes(bytes);
   std::memset(owned_.get(), 0, bytes ? bytes : 1);
   data_ = owned_.get();
 }
@@ -39,7 +29,7 @@ Tensor Tensor::Borrow(ElementType type, std::vector<int64_t> dims, void* data) {
 
 Tensor::Tensor(const Tensor& other) : type_(other.type_), dims_(other.dims_) {
   size_t bytes = byte_size();
-  owned_.reset(AllocateAligned(bytes));
+  owned_ = AllocateAlignedBytes(bytes);
   if (bytes) std::memcpy(owned_.get(), other.data_, bytes);
   data_ = owned_.get();
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lib/hlo/shape.h"
+#include "lib/kernels/aligned_bytes.h"
 
 namespace neuron::kernels {
 
@@ -48,10 +49,7 @@ class Tensor {
  private:
   ElementType type_ = ElementType::kInvalid;
   std::vector<int64_t> dims_;
-  struct AlignedDelete {
-    void operator()(uint8_t* p) const;
-  };
-  std::unique_ptr<uint8_t[], AlignedDelete> owned_;
+  AlignedBytes owned_;
   uint8_t* data_ = nullptr;
 };
 
