@@ -21,6 +21,10 @@ uint64_t AlignUp(uint64_t value, uint64_t alignment) {
 // the first block large enough for any placement. Keeps the search bounded.
 constexpr int kAlignedCandidates = 32;
 
+// Blocks of at least two huge pages are placed and advised for huge pages.
+constexpr uint64_t kHugePage = uint64_t{2} << 20;
+constexpr uint64_t kHugeBlockMinimum = 2 * kHugePage;
+
 }  // namespace
 
 std::string OomReport::Summary() const {
@@ -46,11 +50,13 @@ absl::StatusOr<std::unique_ptr<HbmArena>> HbmArena::Create(const Options& option
         absl::StrFormat("%s: HBM capacity %d is smaller than %d bytes", options.name,
                         options.capacity, kHbmGranule));
   }
+  char* mapping = nullptr;
   char* base = nullptr;
   size_t mapped = 0;
   if (options.host_backing) {
     const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    mapped = AlignUp(capacity, page);
+    // One huge page more, so that the data can start on a huge page.
+    mapped = AlignUp(capacity, page) + kHugePage;
     // Reserve without committing: first touch of fresh pages is slow here and
     // most of a simulated HBM is never used.
     void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
@@ -60,18 +66,19 @@ absl::StatusOr<std::unique_ptr<HbmArena>> HbmArena::Create(const Options& option
           absl::StrFormat("%s: cannot reserve %s of host address space for HBM: %s", options.name,
                           FormatBytes(mapped), std::strerror(errno)));
     }
-    base = static_cast<char*>(p);
+    mapping = static_cast<char*>(p);
+    base = mapping + (AlignUp(reinterpret_cast<uintptr_t>(p), kHugePage) - reinterpret_cast<uintptr_t>(p));
   }
-  return std::unique_ptr<HbmArena>(new HbmArena(options.name, capacity, base, mapped));
+  return std::unique_ptr<HbmArena>(new HbmArena(options.name, capacity, mapping, base, mapped));
 }
 
-HbmArena::HbmArena(std::string name, uint64_t capacity, char* base, size_t mapped)
-    : name_(std::move(name)), capacity_(capacity), base_(base), mapped_(mapped) {
+HbmArena::HbmArena(std::string name, uint64_t capacity, char* mapping, char* base, size_t mapped)
+    : name_(std::move(name)), capacity_(capacity), mapping_(mapping), base_(base), mapped_(mapped) {
   InsertFree(0, capacity_);
 }
 
 HbmArena::~HbmArena() {
-  if (base_ != nullptr) munmap(base_, mapped_);
+  if (mapping_ != nullptr) munmap(mapping_, mapped_);
 }
 
 void HbmArena::InsertFree(uint64_t offset, uint64_t size) {
@@ -127,26 +134,13 @@ absl::StatusOr<HbmBlock> HbmArena::Allocate(uint64_t bytes, MemoryCategory categ
   const uint64_t clamped = std::min(std::max<uint64_t>(bytes, 1), capacity_ + 1);
   const uint64_t size = AlignUp(clamped, kHbmGranule);
 
+  // Large blocks start on a huge page when a free block allows it (padding
+  // stays free for small ones), so their pages can be 2 MiB.
+  const bool huge = base_ != nullptr && size >= kHugeBlockMinimum;
   std::lock_guard<std::mutex> lock(mu_);
-  // Best fit: the smallest free block that holds the request once aligned.
-  // After a few misfits (alignment padding), jump to the first block that
-  // fits whatever its start; without one, keep scanning so that a request
-  // fails only when no block can hold it.
   auto chosen = free_by_size_.end();
-  int tried = 0;
-  for (auto it = free_by_size_.lower_bound({size, 0}); it != free_by_size_.end(); ++it) {
-    if (AlignUp(it->second, alignment) - it->second + size <= it->first) {
-      chosen = it;
-      break;
-    }
-    if (++tried == kAlignedCandidates) {
-      auto sure = free_by_size_.lower_bound({size + alignment - kHbmGranule, 0});
-      if (sure != free_by_size_.end()) {
-        chosen = sure;
-        break;
-      }
-    }
-  }
+  if (huge) chosen = BestFitLocked(size, std::max(alignment, kHugePage), /*settle=*/false);
+  if (chosen == free_by_size_.end()) chosen = BestFitLocked(size, alignment, /*settle=*/true);
   if (chosen == free_by_size_.end()) {
     OomReport report = MakeOomLocked(bytes, alignment, category);
     if (oom != nullptr) *oom = report;
@@ -155,7 +149,9 @@ absl::StatusOr<HbmBlock> HbmArena::Allocate(uint64_t bytes, MemoryCategory categ
 
   const uint64_t block_offset = chosen->second, block_size = chosen->first;
   EraseFree(free_by_offset_.find(block_offset));
-  const uint64_t offset = AlignUp(block_offset, alignment);
+  uint64_t offset = AlignUp(block_offset, alignment);
+  if (huge && AlignUp(block_offset, kHugePage) - block_offset + size <= block_size)
+    offset = AlignUp(block_offset, kHugePage);
   if (offset > block_offset) InsertFree(block_offset, offset - block_offset);
   const uint64_t tail = block_offset + block_size - (offset + size);
   if (tail > 0) InsertFree(offset + size, tail);
@@ -167,7 +163,30 @@ absl::StatusOr<HbmBlock> HbmArena::Allocate(uint64_t bytes, MemoryCategory categ
   block.size = size;
   block.category = category;
   block.host = base_ != nullptr ? base_ + offset : nullptr;
+  // Streaming gigabytes of weights through 4 KiB pages costs a page walk per
+  // 4 KiB (two-dimensional under a hypervisor): gemma3 1B's call ran 5-10%
+  // faster on 2 MiB pages, and their first touch faults once per 2 MiB.
+  if (huge && offset % kHugePage == 0) madvise(block.host, size / kHugePage * kHugePage, MADV_HUGEPAGE);
   return block;
+}
+
+std::set<std::pair<uint64_t, uint64_t>>::iterator HbmArena::BestFitLocked(uint64_t size,
+                                                                           uint64_t alignment,
+                                                                           bool settle) {
+  // The smallest free block that holds the request once aligned. After a few
+  // misfits (alignment padding), `settle` jumps to the first block that fits
+  // whatever its start; without one, keep scanning so that a request fails
+  // only when no block can hold it.
+  int tried = 0;
+  for (auto it = free_by_size_.lower_bound({size, 0}); it != free_by_size_.end(); ++it) {
+    if (AlignUp(it->second, alignment) - it->second + size <= it->first) return it;
+    if (++tried == kAlignedCandidates) {
+      if (!settle) break;
+      auto sure = free_by_size_.lower_bound({size + alignment - kHbmGranule, 0});
+      if (sure != free_by_size_.end()) return sure;
+    }
+  }
+  return free_by_size_.end();
 }
 
 absl::Status HbmArena::Free(uint64_t offset) {

@@ -1,6 +1,10 @@
 // The HBM allocator and its accounting.
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -182,6 +186,46 @@ TEST(HbmArenaTest, HostBackingIsReservedNotAllocated) {
   EXPECT_EQ(a->HostAddress(a->capacity()), nullptr);
   auto plain = MakeArena(64 * KiB, /*backing=*/false);
   EXPECT_EQ(plain->Allocate(64, MemoryCategory::kTensors)->host, nullptr);
+}
+
+// The VmFlags line of the mapping holding `address` in /proc/self/smaps.
+std::string VmFlagsAt(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<uintptr_t>(address);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t start = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &start, &end) == 2 &&
+        line.find(':') > line.find(' ')) {
+      inside = start <= at && at < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(HbmArenaTest, LargeBlocksStartOnHugePagesAndAskForThem) {
+  constexpr uint64_t kHuge = uint64_t{2} << 20;
+  auto a = MakeArena(uint64_t{1} << 30, /*backing=*/true);
+  ASSERT_NE(a, nullptr);
+  HbmBlock small = *a->Allocate(100 * KiB, MemoryCategory::kTensors);
+  HbmBlock large = *a->Allocate(5 * kHuge + 64, MemoryCategory::kConstants);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(large.host) % kHuge, 0u);
+  EXPECT_EQ(large.offset % kHuge, 0u);
+  // The padding before it stays free for small blocks.
+  HbmBlock after_small = *a->Allocate(64 * KiB, MemoryCategory::kTensors);
+  EXPECT_EQ(after_small.offset, small.offset + small.size);
+  const std::string flags = VmFlagsAt(large.host);
+  if (flags.empty()) GTEST_SKIP() << "NOTICE: /proc/self/smaps is not readable here";
+  EXPECT_NE(flags.find(" hg"), std::string::npos) << flags;
+  EXPECT_EQ(VmFlagsAt(small.host).find(" hg"), std::string::npos) << VmFlagsAt(small.host);
+  // Where only an unaligned hole fits, the block takes it all the same.
+  auto tight = MakeArena(4 * kHuge + 128 * KiB, /*backing=*/true);
+  ASSERT_TRUE(tight->Allocate(64 * KiB, MemoryCategory::kTensors).ok());
+  absl::StatusOr<HbmBlock> rest = tight->Allocate(4 * kHuge, MemoryCategory::kTensors);
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(rest->offset, 64 * KiB);
 }
 
 TEST(HbmArenaTest, DeterministicOffsets) {
