@@ -2,13 +2,16 @@
 // reduction against plain arithmetic; replica groups; the TCP path between
 // loopback "hosts"; and what happens when a rank dies or stalls.
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -543,10 +546,28 @@ void ExpectLossDuringSetUpNamed(const std::string& stage, int per_host) {
     o.host_addr.push_back("127.0.0." + std::to_string(r / per_host + 1));
   }
   const int victim_host = 2;
+  // The host's ranks die together: the first to reach the stage kills its
+  // host-mates as well (each dying on its own at the stage let a mate that
+  // had not reached it yet see the other's loss and end with an error).
+  // The ranks' pids, which the parent learns, in memory the ranks share.
+  const size_t pid_bytes = sizeof(std::atomic<pid_t>) * static_cast<size_t>(o.base.world);
+  void* shared = mmap(nullptr, pid_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  auto* pids = new (shared) std::atomic<pid_t>[static_cast<size_t>(o.base.world)]();
+  o.while_running = [pids](const std::vector<pid_t>& running) {
+    for (size_t r = 0; r < running.size(); ++r) pids[r].store(running[r]);
+  };
   o.base.on_setup_stage = [=](int rank, std::string_view reached) {
-    if (reached == stage && rank / per_host == victim_host) raise(SIGKILL);
+    if (reached != stage || rank / per_host != victim_host) return;
+    for (int mate = victim_host * per_host; mate < (victim_host + 1) * per_host; ++mate) {
+      if (mate == rank) continue;
+      for (int wait = 0; wait < 1000 && pids[mate].load() == 0; ++wait) usleep(1000);
+      if (pids[mate].load() > 0) kill(pids[mate].load(), SIGKILL);
+    }
+    raise(SIGKILL);
   };
   const auto results = RunJob(o, [](Communicator&) { return 0; });
+  munmap(shared, pid_bytes);
   std::string expected = per_host == 1 ? "rank 2" : "ranks 4,5";
   expected += " (host 127.0.0.3)";
   for (int r = 0; r < o.base.world; ++r) {
