@@ -59,9 +59,18 @@ void Gather(const Buf& operand, const Buf& indices, const hlo::GatherDims& g,
   for (int64_t d = 0; d < indices.rank(); ++d)
     if (d != g.index_vector_dim) idx_batch_dims.push_back(d);
   int64_t ivlen = g.index_vector_dim < indices.rank() ? indices.dims[g.index_vector_dim] : 1;
+  // Where the output's last dim is the slices' run along the operand's
+  // last dim, a whole run is one copy (an embedding lookup's rows, element
+  // by element, took a quarter of a millisecond for 11 tokens).
+  int64_t run = 1;
+  if (out.rank() > 0 && r > 0 && !g.offset_dims.empty() && !offset_operand_dims.empty() &&
+      g.offset_dims.size() == offset_operand_dims.size() && g.offset_dims.back() == out.rank() - 1 &&
+      offset_operand_dims.back() == r - 1) {
+    run = std::max<int64_t>(out.dims.back(), 1);
+  }
   std::vector<int64_t> oidx, bpos(batch_out_dims.size()), iv, start(r);
   std::vector<int64_t> last_bpos;
-  for (int64_t o = 0; o < out.count; ++o) {
+  for (int64_t o = 0; o < out.count; o += run) {
     Unflatten(o, out.dims, oidx);
     for (size_t i = 0; i < batch_out_dims.size(); ++i) bpos[i] = oidx[batch_out_dims[i]];
     if (bpos != last_bpos || o == 0) {
@@ -82,7 +91,7 @@ void Gather(const Buf& operand, const Buf& indices, const hlo::GatherDims& g,
     for (int64_t d = 0; d < r; ++d) off += start[d] * op_strides[d];
     for (size_t k = 0; k < offset_operand_dims.size() && k < g.offset_dims.size(); ++k)
       off += oidx[g.offset_dims[k]] * op_strides[offset_operand_dims[k]];
-    std::memcpy(out.data + o * es, operand.data + off * es, es);
+    std::memcpy(out.data + o * es, operand.data + off * es, static_cast<size_t>(run * es));
   }
 }
 

@@ -672,6 +672,53 @@ ENTRY e {
   EXPECT_THAT(o[0], ElementsAre(5, 6, 1, 2, 5, 6));  // 9 clamps to 2
 }
 
+// Slices along the operand's last dim are copied a row at a time; the same
+// gathers with that dim elsewhere in the output go element by element.
+// Both against the definition, with clamped starts.
+TEST(OpsTest, GatherRowsAsRunsMatchTheDefinition) {
+  std::vector<double> a(6 * 5);
+  for (size_t v = 0; v < a.size(); ++v) a[v] = static_cast<double>(v) * 0.5 - 3.0;
+  const std::vector<double> rows = {4, 0, 9, -2, 5, 1};  // 9 and -2 clamp
+  auto clamp = [](double i, int64_t hi) { return std::clamp<int64_t>(static_cast<int64_t>(i), 0, hi); };
+  // An embedding lookup: [2, 3] tokens of 5-wide rows.
+  auto lookup = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[6,5] parameter(0)
+  i = s32[2,3,1] parameter(1)
+  ROOT g = f32[2,3,5] gather(a, i), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,5}
+})", {F32({6, 5}, a), S32({2, 3, 1}, rows)});
+  std::vector<float> want;
+  for (double r : rows)
+    for (int64_t j = 0; j < 5; ++j) want.push_back(static_cast<float>(a[clamp(r, 5) * 5 + j]));
+  EXPECT_THAT(lookup[0], ElementsAreArray(want));
+  // The rows' dim first in the output: element by element.
+  auto across = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[6,5] parameter(0)
+  i = s32[6] parameter(1)
+  ROOT g = f32[5,6] gather(a, i), offset_dims={0}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,5}
+})", {F32({6, 5}, a), S32({6}, rows)});
+  want.clear();
+  for (int64_t j = 0; j < 5; ++j)
+    for (double r : rows) want.push_back(static_cast<float>(a[clamp(r, 5) * 5 + j]));
+  EXPECT_THAT(across[0], ElementsAreArray(want));
+  // 2 x 3 windows at (row, column) starts: runs of 3 within rows of 5,
+  // the column start clamped to 2.
+  const std::vector<double> starts = {1, 4, 5, 0, -1, 2};
+  auto windows = Eval(R"(HloModule m
+ENTRY e {
+  a = f32[6,5] parameter(0)
+  i = s32[3,2] parameter(1)
+  ROOT g = f32[3,2,3] gather(a, i), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,3}
+})", {F32({6, 5}, a), S32({3, 2}, starts)});
+  want.clear();
+  for (int64_t w = 0; w < 3; ++w)
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t c = 0; c < 3; ++c)
+        want.push_back(static_cast<float>(a[(clamp(starts[2 * w], 4) + r) * 5 + clamp(starts[2 * w + 1], 2) + c]));
+  EXPECT_THAT(windows[0], ElementsAreArray(want));
+}
+
 TEST(OpsTest, ScatterAddsDuplicatesAndSkipsOutOfBounds) {
   auto o = Eval(R"(HloModule m
 add {
