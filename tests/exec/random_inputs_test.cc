@@ -68,6 +68,23 @@ TEST(RandomTensorsTest, DrawingIntoATensorGivesTheLiteralsBytes) {
   }
 }
 
+// Large tensors are drawn on several threads, each its own blocks of the
+// stream: the bytes are the single-threaded draw's, to the last element.
+TEST(RandomTensorsTest, LargeDrawsIntoATensorAreTheSameOnEveryThread) {
+  for (ElementType type : {ElementType::kF32, ElementType::kBF16, ElementType::kF64, ElementType::kPred}) {
+    SCOPED_TRACE(hlo::ElementTypeName(type));
+    // Past the threaded threshold (2^22 words), not a whole block.
+    const int64_t n = type == ElementType::kF64 ? 2'100'001 : 4'200'001;
+    const Shape shape = Shape::Array(type, {n});
+    RandomTensors drawn(5), written(5);
+    const hlo::Literal want = drawn.Next(shape);
+    std::vector<uint8_t> got(want.data().size() + 1, 0xAB);
+    written.NextInto(shape, got.data());
+    EXPECT_TRUE(std::equal(want.data().begin(), want.data().end(), got.begin()));
+    EXPECT_EQ(got.back(), 0xAB);
+  }
+}
+
 TEST(RandomTensorsTest, EachInputDrawsItsOwnValues) {
   RandomTensors random(3);
   hlo::Literal first = random.Next(Shape::Array(ElementType::kF32, {256}));

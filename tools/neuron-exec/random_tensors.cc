@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "tools/neuron-exec/random_values.h"
@@ -77,14 +78,14 @@ void ConvertChunk(hlo::ElementType type, const uint32_t* words, int64_t count, u
   }
 }
 
-// Calls fn(first_word, words, count) over the stream's first `total` words
-// in order, a chunk at a time.
+// Calls fn(first_word, words, count) over words [begin, end) of the stream
+// in order, a chunk at a time; `begin` starts a block.
 template <typename Fn>
-void ForEachChunk(uint64_t seed, uint64_t stream, int64_t total, Fn fn) {
+void ForEachChunk(uint64_t seed, uint64_t stream, int64_t begin, int64_t end, Fn fn) {
   alignas(64) uint32_t words[kChunkWords];
-  for (int64_t start = 0; start < total; start += RandomWords::kBlockWords) {
+  for (int64_t start = begin; start < end; start += RandomWords::kBlockWords) {
     RandomWords gen(seed, stream, start / RandomWords::kBlockWords);
-    const int64_t stop = std::min(total, start + RandomWords::kBlockWords);
+    const int64_t stop = std::min(end, start + RandomWords::kBlockWords);
     for (int64_t w = start; w < stop; w += kChunkWords) {
       const int64_t count = std::min(kChunkWords, stop - w);
       gen.Fill(words,
@@ -93,6 +94,9 @@ void ForEachChunk(uint64_t seed, uint64_t stream, int64_t total, Fn fn) {
     }
   }
 }
+
+// Tensors of at least this many words are drawn on several threads.
+constexpr int64_t kParallelWords = 64 * RandomWords::kBlockWords;  // 16 MiB of f32
 
 }  // namespace
 
@@ -121,11 +125,32 @@ void RandomTensors::NextInto(const hlo::Shape& shape, uint8_t* out) {
     if (!value.data().empty()) std::memcpy(out, value.data().data(), value.data().size());
     return;
   }
-  size_t at = 0;
-  FillBulk(shape.type, n, next_stream_++, [&](const uint8_t* bytes, size_t count) {
-    std::memcpy(out + at, bytes, count);
-    at += count;
-  });
+  const hlo::ElementType type = shape.type;
+  const int64_t total = n * WordsPerElement(type);
+  const int64_t bytes_per_word = hlo::StorageBytes(type) / WordsPerElement(type);
+  const uint64_t stream = next_stream_++;
+  // Words [begin, end), converted in place: every block stands alone, so the
+  // values do not depend on how the range is split.
+  auto draw = [&](int64_t begin, int64_t end) {
+    ForEachChunk(seed_, stream, begin, end, [&](int64_t first, const uint32_t* words, int64_t count) {
+      ConvertChunk(type, words, count, out + first * bytes_per_word);
+    });
+  };
+  // A large tensor on every core: the drawing and the first touch of its
+  // pages (a fault each, slow for fresh memory under a hypervisor) both
+  // split.
+  const int64_t blocks = (total + RandomWords::kBlockWords - 1) / RandomWords::kBlockWords;
+  const int parts = total < kParallelWords
+                        ? 1
+                        : static_cast<int>(std::clamp<int64_t>(std::thread::hardware_concurrency(), 1,
+                                                               std::min<int64_t>(blocks, 16)));
+  std::vector<std::thread> helpers;
+  for (int p = 1; p < parts; ++p) {
+    helpers.emplace_back(draw, blocks * p / parts * RandomWords::kBlockWords,
+                         std::min(total, blocks * (p + 1) / parts * RandomWords::kBlockWords));
+  }
+  draw(0, std::min(total, blocks / parts * RandomWords::kBlockWords));
+  for (std::thread& t : helpers) t.join();
 }
 
 void RandomTensors::Skip(const hlo::Shape& shape) {
@@ -141,7 +166,7 @@ void RandomTensors::FillBulk(hlo::ElementType type, int64_t n, uint64_t stream, 
   const int per = WordsPerElement(type);
   const int bytes_per_word = hlo::StorageBytes(type) / per;
   alignas(64) uint8_t staged[kChunkWords * 8];  // s64: 8 bytes a word
-  ForEachChunk(seed_, stream, n * per, [&](int64_t, const uint32_t* words, int64_t count) {
+  ForEachChunk(seed_, stream, 0, n * per, [&](int64_t, const uint32_t* words, int64_t count) {
     ConvertChunk(type, words, count, staged);
     sink(staged, static_cast<size_t>(count * bytes_per_word));
   });
@@ -152,7 +177,7 @@ hlo::Literal RandomTensors::NextSlow(const hlo::Shape& shape, uint64_t stream) {
   const hlo::ElementType type = shape.type;
   const int64_t n = shape.IsArray() ? shape.ElementCount().value_or(0) : 0;
   hlo::Literal value = hlo::Literal::Zeros(shape);
-  ForEachChunk(seed_, stream, n * WordsPerElement(type),
+  ForEachChunk(seed_, stream, 0, n * WordsPerElement(type),
                [&](int64_t first, const uint32_t* words, int64_t count) {
     float unit[kChunkWords];
     WordsToUnitF32(words, unit, count);
