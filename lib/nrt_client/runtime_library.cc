@@ -25,6 +25,22 @@ bool Resolve(void* handle, const char* name, F* out) {
   return *out != nullptr;
 }
 
+// The folders the tools' RUNPATH names ($ORIGIN, $ORIGIN/../lib), tried by
+// hand: a dlopen that something interposes on (AddressSanitizer's, a
+// preloaded shim) searches the interposer's RUNPATH instead of the
+// executable's, and found no runtime in the sanitizer builds.
+void* OpenBesideTheExecutable() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return nullptr;
+  for (const std::filesystem::path& dir : {exe.parent_path(), exe.parent_path().parent_path() / "lib"}) {
+    const std::string candidate = (dir / kSoname).string();
+    if (access(candidate.c_str(), F_OK) != 0) continue;
+    if (void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 absl::StatusOr<const RuntimeLibrary*> RuntimeLibrary::Get() {
@@ -32,6 +48,7 @@ absl::StatusOr<const RuntimeLibrary*> RuntimeLibrary::Get() {
   static const absl::StatusOr<const RuntimeLibrary*> library =
       []() -> absl::StatusOr<const RuntimeLibrary*> {
     void* handle = dlopen(kSoname, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) handle = OpenBesideTheExecutable();
     if (handle == nullptr) {
       const char* why = dlerror();
       return absl::FailedPreconditionError(absl::StrFormat(
