@@ -758,9 +758,10 @@ absl::Status Planner::PlanKernels(CompPlan& plan, const hlo::Instruction& instr)
       };
       flat(*lit);
       if (lits.size() != leaves.size()) return Unsupported(instr, "constant literal shape");
-      for (size_t i = 0; i < leaves.size(); ++i)
-        std::memcpy(leaves[i]->data, lits[i]->data().data(),
-                    std::min<size_t>(leaves[i]->bytes, lits[i]->data().size()));
+      for (size_t i = 0; i < leaves.size(); ++i) {
+        const size_t n = std::min<size_t>(leaves[i]->bytes, lits[i]->data().size());
+        if (n > 0) std::memcpy(leaves[i]->data, lits[i]->data().data(), n);  // empty: no pointers
+      }
       values_[&instr] = leaves;
       return absl::OkStatus();
     }

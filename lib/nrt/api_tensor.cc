@@ -89,7 +89,12 @@ NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t placement, int vnc, size_t
                                const char* name, nrt_tensor_t** tensor) {
   if (tensor == nullptr) return Fail(NRT_INVALID, "nrt_tensor_allocate: null tensor pointer");
   std::string tensor_name = name != nullptr ? name : "";
-  switch (placement) {
+  // A C caller may pass any int: read it as one, since loading a value
+  // outside the enum's range as the enum is undefined.
+  int raw_placement = 0;
+  static_assert(sizeof(placement) == sizeof(raw_placement));
+  std::memcpy(&raw_placement, &placement, sizeof raw_placement);
+  switch (raw_placement) {
     // Both are host memory: VIRTUAL is what libnrt documents for host-side
     // tensors, HOST its deprecated DMA-able variant.
     case NRT_TENSOR_PLACEMENT_HOST:
@@ -119,7 +124,7 @@ NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t placement, int vnc, size_t
       return NRT_SUCCESS;
     }
   }
-  return Fail(NRT_INVALID, absl::StrFormat("nrt_tensor_allocate: unknown placement %d", placement));
+  return Fail(NRT_INVALID, absl::StrFormat("nrt_tensor_allocate: unknown placement %d", raw_placement));
 }
 
 NRT_STATUS nrt_tensor_allocate_empty(const char* name, nrt_tensor_t** tensor) {

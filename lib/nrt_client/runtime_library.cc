@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -55,7 +56,8 @@ absl::StatusOr<const RuntimeLibrary*> RuntimeLibrary::Get() {
           "cannot open the runtime library %s: %s (set LD_LIBRARY_PATH to its folder)", kSoname,
           why != nullptr ? why : "not found"));
     }
-    auto* lib = new RuntimeLibrary;
+    // Kept for the process once complete; freed if it is not a runtime.
+    std::unique_ptr<RuntimeLibrary> lib(new RuntimeLibrary);
     SdkFunctions& s = lib->sdk_;
     const std::pair<const char*, bool> required[] = {
         {"nrt_init", Resolve(handle, "nrt_init", &s.init)},
@@ -112,7 +114,7 @@ absl::StatusOr<const RuntimeLibrary*> RuntimeLibrary::Get() {
       e.describe_core_memory = nullptr;
       e.free = nullptr;
     }
-    return lib;
+    return lib.release();
   }();
   return library;
 }

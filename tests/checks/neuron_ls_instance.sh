@@ -62,6 +62,9 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 
+# An AddressSanitizer build's runtime must come first among the preloads.
+asan_runtime=$(ldd "$BUILD_DIR/neuron-ls" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+
 ls_run() {  # ls_run [as-nobody] ARGS...: stdout to $work/out, stderr to $work/err
   local prefix=()
   if [ "${1:-}" = as-nobody ]; then
@@ -69,7 +72,7 @@ ls_run() {  # ls_run [as-nobody] ARGS...: stdout to $work/out, stderr to $work/e
     shift
   fi
   env -u NEURON_SIM_ROOT FAKE_NEURON_BDFS="${bdfs[*]}" FAKE_NEURON_APPS="1:$holder:3" \
-    LD_PRELOAD="$work/fake_driver.so" "${prefix[@]}" "$BUILD_DIR/neuron-ls" "$@" \
+    LD_PRELOAD="${asan_runtime:+$asan_runtime:}$work/fake_driver.so" "${prefix[@]}" "$BUILD_DIR/neuron-ls" "$@" \
     >"$work/out" 2>"$work/err"
 }
 has() { grep -qF -- "$1" "$work/out"; }
