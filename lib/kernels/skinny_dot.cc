@@ -170,10 +170,7 @@ class SkinnyDot : public DotKernel {
       // stretch of W into its own columns of y, with no sums to add after
       // (gemma's q and kv einsum chains 4-7% faster than runs of rows).
       const int64_t per = n_ / q_ / parts;
-      ThreadPool::Global().Run(parts, [&](int t) {
-        Bf16TileProductBlocks(static_cast<const uint16_t*>(x), m_, reinterpret_cast<const uint16_t*>(w) + t * per * k_ * q_,
-                              k_, q_, q_, per, k_ * q_, y + t * per * q_, n_);
-      });
+      ThreadPool::Global().Run(parts, [&](int t) { BlocksProduct(x, k_, w, 0, t * per, per, y); });
       return;
     }
     if ((q_ == n_ || tile_blocks_) && parts >= 2 && k_ >= parts * kRowsPerPart && parts <= max_row_parts_) {
@@ -234,12 +231,17 @@ class SkinnyDot : public DotKernel {
   // y[m, n] = x[m, kc] . rows [i0, i0 + kc) of W ([k, n], or of every
   // [k, q] block with tile_blocks_); x's rows kc apart.
   void RowsProduct(const void* x, int64_t kc, const uint8_t* w, int64_t i0, float* y) const {
-    if (tile_blocks_) {
-      Bf16TileProductBlocks(static_cast<const uint16_t*>(x), m_, reinterpret_cast<const uint16_t*>(w) + i0 * q_, kc,
-                            q_, q_, n_ / q_, k_ * q_, y, n_);
-    } else {
-      ColumnProduct(x, kc, w + i0 * n_ * hlo::StorageBytes(w_type_), n_, false, n_, y);
-    }
+    if (tile_blocks_) BlocksProduct(x, kc, w, i0, 0, n_ / q_, y);
+    else ColumnProduct(x, kc, w + i0 * n_ * hlo::StorageBytes(w_type_), n_, false, n_, y);
+  }
+
+  // The AMX tiles' share of RowsProduct: blocks [first, first + count) of
+  // W's [k, q] blocks, into their columns of y.
+  void BlocksProduct(const void* x, int64_t kc, const uint8_t* w, int64_t i0, int64_t first, int64_t count,
+                     float* y) const {
+    Bf16TileProductBlocks(static_cast<const uint16_t*>(x), m_,
+                          reinterpret_cast<const uint16_t*>(w) + first * k_ * q_ + i0 * q_, kc, q_, q_, count,
+                          k_ * q_, y + first * q_, n_);
   }
 
   // One thread's n columns of y (at `yj`, rows n_ apart) = x[m, k] . the

@@ -36,7 +36,7 @@ void* OpenBesideTheExecutable() {
   if (ec) return nullptr;
   for (const std::filesystem::path& dir : {exe.parent_path(), exe.parent_path().parent_path() / "lib"}) {
     const std::string candidate = (dir / kSoname).string();
-    if (access(candidate.c_str(), F_OK) != 0) continue;
+    if (access(candidate.c_str(), F_OK) != 0) continue;  // dlerror keeps the by-name failure
     if (void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
   }
   return nullptr;

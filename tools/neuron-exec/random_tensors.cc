@@ -144,12 +144,11 @@ void RandomTensors::NextInto(const hlo::Shape& shape, uint8_t* out) {
                         ? 1
                         : static_cast<int>(std::clamp<int64_t>(std::thread::hardware_concurrency(), 1,
                                                                std::min<int64_t>(blocks, 16)));
+  // Part p's first word: a block boundary (or the end).
+  auto part_begin = [&](int p) { return std::min(total, blocks * p / parts * RandomWords::kBlockWords); };
   std::vector<std::thread> helpers;
-  for (int p = 1; p < parts; ++p) {
-    helpers.emplace_back(draw, blocks * p / parts * RandomWords::kBlockWords,
-                         std::min(total, blocks * (p + 1) / parts * RandomWords::kBlockWords));
-  }
-  draw(0, std::min(total, blocks / parts * RandomWords::kBlockWords));
+  for (int p = 1; p < parts; ++p) helpers.emplace_back(draw, part_begin(p), part_begin(p + 1));
+  draw(part_begin(0), part_begin(1));
   for (std::thread& t : helpers) t.join();
 }
 
