@@ -139,10 +139,14 @@ class SkinnyDot : public DotKernel {
       if (!pairs_) LoadToDomain(x_type_, x_b, m_ * k_, xs);
       uint8_t* out_b = out.data + b * m_ * n_ * out.elem_size;
       float* y = acc_.empty() ? reinterpret_cast<float*>(out_b) : reinterpret_cast<float*>(acc_.data());
-      Multiply(pairs_ ? static_cast<const void*>(x_b) : xs, w + b * n_ * k_ * w_bytes, w_bytes, y);
+      // Sums in the output's own order but not its type: stored by the
+      // threads that made them, as each finishes its columns.
+      uint8_t* store_to = !acc_.empty() && !w_is_lhs_ ? out_b : nullptr;
+      const bool stored = Multiply(pairs_ ? static_cast<const void*>(x_b) : xs, w + b * n_ * k_ * w_bytes, w_bytes,
+                                   y, store_to);
       if (acc_.empty()) continue;
       if (!w_is_lhs_) {
-        StoreFromDomain(out_type_, y, m_ * n_, out_b);
+        if (!stored) StoreFromDomain(out_type_, y, m_ * n_, out_b);
         continue;
       }
       // The matrix's free dims come first in the output: [n, m], stored in
@@ -161,7 +165,13 @@ class SkinnyDot : public DotKernel {
   // of the AMX tiles where they divide among the threads), or, where W is
   // one [k, n] matrix (whose column ranges would share every page), runs of
   // its rows.
-  void Multiply(const void* x, const uint8_t* w, int64_t w_bytes, float* y) {
+  //
+  // Where `store_to` is not null and the threads made whole column ranges,
+  // each stores its own columns of y there in the output's type (on the
+  // core whose cache holds them; for gemma's gate/up product storing all
+  // 152,064 sums afterwards on one thread took 45-55 us a call) and this
+  // returns true; otherwise y is left for the caller to store.
+  bool Multiply(const void* x, const uint8_t* w, int64_t w_bytes, float* y, uint8_t* store_to) {
     const int parts = k_ * n_ >= kSkinnyParallelWeights
                           ? static_cast<int>(std::min<int64_t>(KernelParts(), std::max<int64_t>(n_ / 16, 1)))
                           : 1;
@@ -170,12 +180,15 @@ class SkinnyDot : public DotKernel {
       // stretch of W into its own columns of y, with no sums to add after
       // (gemma's q and kv einsum chains 4-7% faster than runs of rows).
       const int64_t per = n_ / q_ / parts;
-      ThreadPool::Global().Run(parts, [&](int t) { BlocksProduct(x, k_, w, 0, t * per, per, y); });
-      return;
+      ThreadPool::Global().Run(parts, [&](int t) {
+        BlocksProduct(x, k_, w, 0, t * per, per, y);
+        if (store_to != nullptr) StoreColumns(y, t * per * q_, (t + 1) * per * q_, store_to);
+      });
+      return store_to != nullptr;
     }
     if ((q_ == n_ || tile_blocks_) && parts >= 2 && k_ >= parts * kRowsPerPart && parts <= max_row_parts_) {
       MultiplyByRows(x, w, y, parts);
-      return;
+      return false;
     }
     auto columns = [&](int64_t g0, int64_t g1) {
       if (q_ == 1) {  // [n, k]: one matrix row per output
@@ -190,13 +203,23 @@ class SkinnyDot : public DotKernel {
     if (parts < 2) {
       if (tile_blocks_) RowsProduct(x, k_, w, 0, y);
       else columns(0, n_);
-      return;
+      return false;
     }
     // Ranges of whole vectors, so no two threads write one cache line of y.
     ThreadPool::Global().Run(parts, [&](int t) {
       const int64_t g0 = n_ * t / parts / 16 * 16, g1 = t + 1 == parts ? n_ : n_ * (t + 1) / parts / 16 * 16;
       columns(g0, g1);
+      if (store_to != nullptr) StoreColumns(y, g0, g1, store_to);
     });
+    return store_to != nullptr;
+  }
+
+  // Columns [c0, c1) of every row of y (f32 [m, n]) into `out` in the
+  // output's type.
+  void StoreColumns(const float* y, int64_t c0, int64_t c1, uint8_t* out) const {
+    const int64_t elem = hlo::StorageBytes(out_type_);
+    for (int64_t r = 0; r < m_; ++r)
+      StoreFromDomain(out_type_, y + r * n_ + c0, c1 - c0, out + (r * n_ + c0) * elem);
   }
 
   // Threads a [k, n] W's rows are split over at most (each adds m x n sums).
