@@ -220,6 +220,17 @@ TEST(HbmArenaTest, LargeBlocksStartOnHugePagesAndAskForThem) {
   if (flags.empty()) GTEST_SKIP() << "NOTICE: /proc/self/smaps is not readable here";
   EXPECT_NE(flags.find(" hg"), std::string::npos) << flags;
   EXPECT_EQ(VmFlagsAt(small.host).find(" hg"), std::string::npos) << VmFlagsAt(small.host);
+  // One huge page and a bit (an attention projection's weights): its whole
+  // huge page is advised, the rest of it is not (that page would be mostly
+  // memory nobody asked for); just under a huge page: nothing.
+  HbmBlock medium = *a->Allocate(kHuge + 300 * KiB, MemoryCategory::kConstants);
+  EXPECT_EQ(medium.offset % kHuge, 0u);
+  EXPECT_NE(VmFlagsAt(medium.host).find(" hg"), std::string::npos) << VmFlagsAt(medium.host);
+  EXPECT_NE(VmFlagsAt(static_cast<char*>(medium.host) + kHuge - 1).find(" hg"), std::string::npos);
+  EXPECT_EQ(VmFlagsAt(static_cast<char*>(medium.host) + kHuge).find(" hg"), std::string::npos)
+      << VmFlagsAt(static_cast<char*>(medium.host) + kHuge);
+  HbmBlock under = *a->Allocate(kHuge - 64 * KiB, MemoryCategory::kConstants);
+  EXPECT_EQ(VmFlagsAt(under.host).find(" hg"), std::string::npos) << VmFlagsAt(under.host);
   // Where only an unaligned hole fits, the block takes it all the same.
   auto tight = MakeArena(4 * kHuge + 128 * KiB, /*backing=*/true);
   ASSERT_TRUE(tight->Allocate(64 * KiB, MemoryCategory::kTensors).ok());
