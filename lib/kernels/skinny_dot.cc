@@ -9,6 +9,7 @@
 #include "lib/kernels/data_movement.h"
 #include "lib/kernels/element_convert.h"
 #include "lib/kernels/gemm.h"
+#include "lib/kernels/kept_transpose.h"
 #include "lib/kernels/lazy_scratch.h"
 #include "lib/kernels/low_precision_gemm.h"
 #include "lib/kernels/skinny_product.h"
@@ -121,6 +122,11 @@ class SkinnyDot : public DotKernel {
     if (w_is_lhs_) transposed_.resize(static_cast<size_t>(m_ * n_) * sizeof(float) + 64);
     tile_blocks_ = q_ != n_ && q_ > 1 && pairs_ && m_ >= 3 && k_ % kRowsPerPart == 0 && q_ % 32 == 0 &&
                    Bf16TilesAvailable();
+    // A [k, n] matrix (or blocks of [k, q]) against rows enough for the
+    // tiles: once its contents stay the same from call to call, its
+    // transpose is kept and read as [n, k] (kept_transpose.h).
+    if (pairs_ && q_ > 1 && m_ >= 3 && batch_ == 1 && IsIdentityPermutation(w_perm) && Bf16TilesAvailable())
+      kept_ = std::make_unique<KeptTranspose>(n_ / q_, k_, q_);
     if (q_ == n_ || tile_blocks_) {
       max_row_parts_ = std::min(ThreadPool::Global().max_parallelism(), kMaxRowParts);
       x_parts_.resize(static_cast<size_t>(m_ * k_) * (pairs_ ? 2 : 4) + 64);
@@ -131,7 +137,9 @@ class SkinnyDot : public DotKernel {
 
   void Run(const Buf& lhs, const Buf& rhs, Buf& out) override {
     const uint8_t* x = x_.Apply(w_is_lhs_ ? rhs : lhs);
-    const uint8_t* w = w_.Apply(w_is_lhs_ ? lhs : rhs);
+    const Buf& w_buf = w_is_lhs_ ? lhs : rhs;
+    const uint8_t* w = w_.Apply(w_buf);
+    const uint16_t* w_t = kept_ ? kept_->Get(reinterpret_cast<const uint16_t*>(w), w_buf.version) : nullptr;
     const int64_t x_bytes = hlo::StorageBytes(x_type_), w_bytes = hlo::StorageBytes(w_type_);
     float* xs = pairs_ ? nullptr : reinterpret_cast<float*>(xs_.data());
     for (int64_t b = 0; b < batch_; ++b) {
@@ -142,8 +150,9 @@ class SkinnyDot : public DotKernel {
       // Sums in the output's own order but not its type: stored by the
       // threads that made them, as each finishes its columns.
       uint8_t* store_to = !acc_.empty() && !w_is_lhs_ ? out_b : nullptr;
-      const bool stored = Multiply(pairs_ ? static_cast<const void*>(x_b) : xs, w + b * n_ * k_ * w_bytes, w_bytes,
-                                   y, store_to);
+      const bool stored = w_t != nullptr ? MultiplyTransposed(x_b, w_t, y, store_to)
+                                         : Multiply(pairs_ ? static_cast<const void*>(x_b) : xs,
+                                                    w + b * n_ * k_ * w_bytes, w_bytes, y, store_to);
       if (acc_.empty()) continue;
       if (!w_is_lhs_) {
         if (!stored) StoreFromDomain(out_type_, y, m_ * n_, out_b);
@@ -172,9 +181,7 @@ class SkinnyDot : public DotKernel {
   // 152,064 sums afterwards on one thread took 45-55 us a call) and this
   // returns true; otherwise y is left for the caller to store.
   bool Multiply(const void* x, const uint8_t* w, int64_t w_bytes, float* y, uint8_t* store_to) {
-    const int parts = k_ * n_ >= kSkinnyParallelWeights
-                          ? static_cast<int>(std::min<int64_t>(KernelParts(), std::max<int64_t>(n_ / 16, 1)))
-                          : 1;
+    const int parts = SplitParts();
     if (tile_blocks_ && parts >= 2 && (n_ / q_) % parts == 0) {
       // Whole blocks a thread (attention heads): each reads its own
       // stretch of W into its own columns of y, with no sums to add after
@@ -214,12 +221,31 @@ class SkinnyDot : public DotKernel {
     return store_to != nullptr;
   }
 
+  // Multiply's columns split, for the kept transpose `w_t` ([n, k] bf16):
+  // each thread its own outputs' rows.
+  bool MultiplyTransposed(const void* x, const uint16_t* w_t, float* y, uint8_t* store_to) {
+    const int parts = SplitParts();
+    ThreadPool::Global().Run(parts, [&](int t) {
+      const int64_t g0 = n_ * t / parts / 16 * 16, g1 = t + 1 == parts ? n_ : n_ * (t + 1) / parts / 16 * 16;
+      ColumnProduct(x, k_, reinterpret_cast<const uint8_t*>(w_t + g0 * k_), g1 - g0, true, k_, y + g0);
+      if (store_to != nullptr) StoreColumns(y, g0, g1, store_to);
+    });
+    return store_to != nullptr;
+  }
+
   // Columns [c0, c1) of every row of y (f32 [m, n]) into `out` in the
   // output's type.
   void StoreColumns(const float* y, int64_t c0, int64_t c1, uint8_t* out) const {
     const int64_t elem = hlo::StorageBytes(out_type_);
     for (int64_t r = 0; r < m_; ++r)
       StoreFromDomain(out_type_, y + r * n_ + c0, c1 - c0, out + (r * n_ + c0) * elem);
+  }
+
+  // Threads a product of this size is split over.
+  int SplitParts() const {
+    return k_ * n_ >= kSkinnyParallelWeights
+               ? static_cast<int>(std::min<int64_t>(KernelParts(), std::max<int64_t>(n_ / 16, 1)))
+               : 1;
   }
 
   // Threads a [k, n] W's rows are split over at most (each adds m x n sums).
@@ -289,6 +315,7 @@ class SkinnyDot : public DotKernel {
   int max_row_parts_ = 1;  // threads MultiplyByRows has sums for
   Permutation x_, w_;
   LazyScratch xs_, acc_, transposed_, x_parts_, row_part_sums_;
+  std::unique_ptr<KeptTranspose> kept_;  // where W is [k, n] (or [k, q] blocks)
 };
 
 }  // namespace
