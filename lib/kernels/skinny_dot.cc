@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "lib/kernels/bf16_pair_product.h"
@@ -212,9 +213,8 @@ class SkinnyDot : public DotKernel {
       else columns(0, n_);
       return false;
     }
-    // Ranges of whole vectors, so no two threads write one cache line of y.
     ThreadPool::Global().Run(parts, [&](int t) {
-      const int64_t g0 = n_ * t / parts / 16 * 16, g1 = t + 1 == parts ? n_ : n_ * (t + 1) / parts / 16 * 16;
+      const auto [g0, g1] = ColumnRange(t, parts);
       columns(g0, g1);
       if (store_to != nullptr) StoreColumns(y, g0, g1, store_to);
     });
@@ -226,7 +226,7 @@ class SkinnyDot : public DotKernel {
   bool MultiplyTransposed(const void* x, const uint16_t* w_t, float* y, uint8_t* store_to) {
     const int parts = SplitParts();
     ThreadPool::Global().Run(parts, [&](int t) {
-      const int64_t g0 = n_ * t / parts / 16 * 16, g1 = t + 1 == parts ? n_ : n_ * (t + 1) / parts / 16 * 16;
+      const auto [g0, g1] = ColumnRange(t, parts);
       ColumnProduct(x, k_, reinterpret_cast<const uint8_t*>(w_t + g0 * k_), g1 - g0, true, k_, y + g0);
       if (store_to != nullptr) StoreColumns(y, g0, g1, store_to);
     });
@@ -239,6 +239,12 @@ class SkinnyDot : public DotKernel {
     const int64_t elem = hlo::StorageBytes(out_type_);
     for (int64_t r = 0; r < m_; ++r)
       StoreFromDomain(out_type_, y + r * n_ + c0, c1 - c0, out + (r * n_ + c0) * elem);
+  }
+
+  // Thread t's columns of y when they are split `parts` ways: ranges of
+  // whole vectors, so no two threads write one cache line of y.
+  std::pair<int64_t, int64_t> ColumnRange(int t, int parts) const {
+    return {n_ * t / parts / 16 * 16, t + 1 == parts ? n_ : n_ * (t + 1) / parts / 16 * 16};
   }
 
   // Threads a product of this size is split over.
