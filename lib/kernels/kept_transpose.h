@@ -8,8 +8,9 @@
 // where an [n, k] one is loaded as it lies (25-27 GB/s). As the
 // convolutions keep their reordered weights (frozen PyTorch prepacks the
 // same way), a matrix seen at the same version twice in a row is taken to
-// be frozen (inference): from then on its transpose, made on that call, is
-// read instead, until its version changes. The copies take memory of their
+// be frozen (inference; the caller names a module's constants by a version
+// of their own): from then on its transpose, made on that call, is read
+// instead, until its version changes. The copies take memory of their
 // own, as much as the matrices; all of them together stay within a quarter
 // of the host memory available when each is made, so a model too large for
 // two copies keeps reading its matrices where they lie.

@@ -140,7 +140,10 @@ class SkinnyDot : public DotKernel {
     const uint8_t* x = x_.Apply(w_is_lhs_ ? rhs : lhs);
     const Buf& w_buf = w_is_lhs_ ? lhs : rhs;
     const uint8_t* w = w_.Apply(w_buf);
-    const uint16_t* w_t = kept_ ? kept_->Get(reinterpret_cast<const uint16_t*>(w), w_buf.version) : nullptr;
+    // A constant's contents never change: any version other than "unknown"
+    // (0) names them (the module's own weights, built into it).
+    const uint64_t w_version = w_buf.role == Buf::Role::kConstant ? 1 : w_buf.version;
+    const uint16_t* w_t = kept_ ? kept_->Get(reinterpret_cast<const uint16_t*>(w), w_version) : nullptr;
     const int64_t x_bytes = hlo::StorageBytes(x_type_), w_bytes = hlo::StorageBytes(w_type_);
     float* xs = pairs_ ? nullptr : reinterpret_cast<float*>(xs_.data());
     for (int64_t b = 0; b < batch_; ++b) {

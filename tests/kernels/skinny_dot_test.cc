@@ -227,9 +227,9 @@ TEST(SkinnyDotTest, F32MatricesTheGeneralDotWouldPermuteAreReadInPlace) {
 }
 
 // A bf16 [k, n] matrix (alone, as blocks of heads, on the left) seen at one
-// version call after call is read through its kept transpose from the
-// second call on; new contents at a new version are never answered from
-// the old transpose.
+// version call after call, or a module's constant, is read through its
+// kept transpose from the second call on; new contents at a new version
+// are never answered from the old transpose.
 TEST(SkinnyDotTest, FrozenKnMatricesAreReadThroughAKeptTranspose) {
   const std::vector<Case> cases = {
       {"[k, n]", {11, 96}, {96, 160}, Dims({}, {1}, {}, {0})},
@@ -243,31 +243,37 @@ TEST(SkinnyDotTest, FrozenKnMatricesAreReadThroughAKeptTranspose) {
       const bool w_is_lhs = c.name.find("matrix lhs") != std::string::npos;
       std::vector<int64_t> out_dims;
       std::vector<double> lv(Count(c.lhs)), rv(Count(c.rhs));
-      const hlo::Shape ls{ET::kBF16, c.lhs}, rs{ET::kBF16, c.rhs};
       (void)ReferenceDot(c, lv, rv, &out_dims);
-      std::unique_ptr<DotKernel> kernel = PlanSkinnyDot(ls, rs, c.dims, {ET::kF32, out_dims});
-      ASSERT_NE(kernel, nullptr) << c.name;
+      const hlo::Shape ls{ET::kBF16, c.lhs}, rs{ET::kBF16, c.rhs};
+      std::unique_ptr<DotKernel> kernel;
       std::vector<uint8_t> lstore, rstore, ostore;
-      for (uint64_t version : {uint64_t{11}, uint64_t{12}}) {
-        // Exact in bf16, every sum exact in f32; each version other values.
+      // Versions 11 then 12 on one kernel; then a fresh kernel whose
+      // matrix is a constant (no version: its role says it never changes).
+      for (int round = 0; round < 3; ++round) {
+        const bool constant = round == 2;
+        if (round != 1) kernel = PlanSkinnyDot(ls, rs, c.dims, {ET::kF32, out_dims});
+        ASSERT_NE(kernel, nullptr) << c.name;
+        // Exact in bf16, every sum exact in f32; each round other values.
         for (size_t i = 0; i < lv.size(); ++i)
-          lv[i] = static_cast<double>(static_cast<int64_t>((i * 7 + version) % 13) - 6) * 0.25;
+          lv[i] = static_cast<double>(static_cast<int64_t>((i * 7 + round) % 13) - 6) * 0.25;
         for (size_t i = 0; i < rv.size(); ++i)
-          rv[i] = static_cast<double>(static_cast<int64_t>((i * 5 + version) % 9) - 4) * 0.5;
+          rv[i] = static_cast<double>(static_cast<int64_t>((i * 5 + round) % 9) - 4) * 0.5;
         const std::vector<double> want = ReferenceDot(c, lv, rv, &out_dims);
         Buf lhs = Filled(ET::kBF16, c.lhs, lv, lstore), rhs = Filled(ET::kBF16, c.rhs, rv, rstore);
-        (w_is_lhs ? lhs : rhs).version = version;
+        Buf& matrix = w_is_lhs ? lhs : rhs;
+        if (constant) matrix.role = Buf::Role::kConstant;
+        else matrix.version = 11 + round;
         const uint64_t kept_before = KeptTranspose::KeptBytes();
         for (int call = 1; call <= 3; ++call) {
           Buf out = Filled(ET::kF32, out_dims, std::vector<double>(Count(out_dims), -99.0), ostore);
           kernel->Run(lhs, rhs, out);
           for (int64_t i = 0; i < out.count; ++i) {
             ASSERT_EQ(LoadDouble(ET::kF32, out.data, i), want[i])
-                << c.name << ", version " << version << ", call " << call << ", " << threads << " threads, at " << i;
+                << c.name << ", round " << round << ", call " << call << ", " << threads << " threads, at " << i;
           }
         }
-        if (kept_expected && version == 11) {
-          EXPECT_GT(KeptTranspose::KeptBytes(), kept_before) << c.name << ": no transpose kept";
+        if (kept_expected && round != 1) {
+          EXPECT_GT(KeptTranspose::KeptBytes(), kept_before) << c.name << ", round " << round << ": none kept";
         }
       }
     }
