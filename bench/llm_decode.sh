@@ -17,7 +17,8 @@
 # Steps: LAYERS layers of x += W2 . tanh(W1 . x), K=2048, F=8192, one token,
 # weights [out, in] as PyTorch stores them, in bf16, f16, f32 and weight-only
 # fp8 (f8e4m3fn weights converted to bf16 before each product), bf16 also
-# [in, out] as JAX stores them; and the public gemma3 1B call (bf16, 11
+# [in, out] as JAX stores them (one row, and 11 rows as in a short prompt
+# or a small batch); and the public gemma3 1B call (bf16, 11
 # tokens) where ../shared/hlo has it (no PyTorch peer: its weights are the
 # module's).
 #
@@ -79,14 +80,17 @@ row() {
 }
 
 : >"$SCRATCH/rows"
-for spec in "bf16 out-in bf16" "bf16 in-out -" "f16 out-in f16" "f8 out-in -" "f32 out-in f32"; do
+for spec in "bf16 out-in bf16" "bf16 in-out -" "bf16 in-out - 11" "f16 out-in f16" "f8 out-in -" "f32 out-in f32"; do
   set -- $spec
-  python3 "$ROOT/bench/gen_decode_step.py" --type "$1" --layout "$2" --layers "$layers" --k "$k" --f "$f" >"$SCRATCH/step.hlo"
+  rows="${4:-1}"
+  python3 "$ROOT/bench/gen_decode_step.py" --type "$1" --layout "$2" --layers "$layers" --k "$k" --f "$f" \
+    --rows "$rows" >"$SCRATCH/step.hlo"
   if ! "$OUT/neuron-compile" compile "$SCRATCH/step.hlo" --target trn1 -o "$SCRATCH/step.neff" -q 2>"$SCRATCH/compile.err"; then
     echo "NOTICE: the $1 $2 step does not compile: $(tail -1 "$SCRATCH/compile.err")" >&2
     continue
   fi
   label="$layers layers, $1 [$2]"
+  [ "$rows" = 1 ] || label="$label, $rows rows"
   [ "$1" = f8 ] && label="$layers layers, f8e4m3fn weights to bf16 [$2]"
   row "$label" "$SCRATCH/step.neff" "$([ "$3" = - ] || echo "$3")"
 done
