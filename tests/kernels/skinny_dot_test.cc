@@ -233,6 +233,7 @@ TEST(SkinnyDotTest, F32MatricesTheGeneralDotWouldPermuteAreReadInPlace) {
 TEST(SkinnyDotTest, FrozenKnMatricesAreReadThroughAKeptTranspose) {
   const std::vector<Case> cases = {
       {"[k, n]", {11, 96}, {96, 160}, Dims({}, {1}, {}, {0})},
+      {"[k, n], odd sizes", {5, 37}, {37, 29}, Dims({}, {1}, {}, {0})},
       {"q einsum heads [n/q][k][q]", {1, 11, 64}, {4, 64, 32}, Dims({}, {2}, {}, {1})},
       {"kv einsum, matrix lhs", {2, 1, 64, 32}, {1, 5, 64}, Dims({}, {2}, {}, {2})},
   };
