@@ -9,13 +9,11 @@
  * faults are not counted.
  * Usage: read_bound THREADS RUNS MIB */
 #include <immintrin.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
+
+#include "peer_pages.h"
 
 static uint8_t* buf;
 static size_t bytes;
@@ -44,12 +42,6 @@ static void* read_part(void* arg) {
   return NULL;
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char** argv) {
   threads = argc > 1 ? atoi(argv[1]) : 2;
   const int runs = argc > 2 ? atoi(argv[2]) : 10;
@@ -60,25 +52,18 @@ int main(int argc, char** argv) {
   }
   bytes = mib << 20;
   double best = 1e30;
-  pthread_t tid[256];
   const int tried[] = {1, 4, 8, 16};
   for (int huge = 0; huge < 2; ++huge) {
-    const size_t align = huge ? (size_t)2 << 20 : 64;
-    if (posix_memalign((void**)&buf, align, bytes) != 0) {
+    buf = peer_alloc(bytes, huge);
+    if (buf == NULL) {
       fprintf(stderr, "read_bound: cannot allocate %zu MiB\n", mib);
       return 1;
     }
-    if (huge) madvise(buf, bytes, MADV_HUGEPAGE);
     memset(buf, 1, bytes);
     for (int v = 0; v < 4; ++v) {
       streams = tried[v];
-      for (int r = 0; r < runs; ++r) {
-        const double t0 = now();
-        for (long t = 0; t < threads; ++t) pthread_create(&tid[t], NULL, read_part, (void*)t);
-        for (int t = 0; t < threads; ++t) pthread_join(tid[t], NULL);
-        const double dt = now() - t0;
-        if (dt < best) best = dt;
-      }
+      const double dt = peer_best_of(runs, threads, read_part);
+      if (dt < best) best = dt;
     }
     free(buf);
   }

@@ -3,12 +3,10 @@
  * The arrays on 4 KiB pages and on 2 MiB ones, the faster counted (the
  * runtime puts large device blocks on huge pages).
  * Usage: stream_copy [THREADS] [RUNS] [MiB per array] */
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
+
+#include "peer_pages.h"
 
 static double *a, *b;
 static size_t n;
@@ -21,12 +19,6 @@ static void* copy_part(void* arg) {
   return NULL;
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char** argv) {
   threads = argc > 1 ? atoi(argv[1]) : 2;
   const int runs = argc > 2 ? atoi(argv[2]) : 10;
@@ -35,23 +27,13 @@ int main(int argc, char** argv) {
   if (threads < 1) return 1;
   if (threads > 64) threads = 64;
   double best = 1e30;
-  pthread_t pool[64];
   for (int huge = 0; huge < 2; ++huge) {
-    const size_t align = huge ? (size_t)2 << 20 : 64;
-    if (posix_memalign((void**)&a, align, n * sizeof(double)) != 0 ||
-        posix_memalign((void**)&b, align, n * sizeof(double)) != 0) return 1;
-    if (huge) {
-      madvise(a, n * sizeof(double), MADV_HUGEPAGE);
-      madvise(b, n * sizeof(double), MADV_HUGEPAGE);
-    }
+    a = peer_alloc(n * sizeof(double), huge);
+    b = peer_alloc(n * sizeof(double), huge);
+    if (a == NULL || b == NULL) return 1;
     for (size_t i = 0; i < n; ++i) a[i] = 1.0, b[i] = 0.0;
-    for (int r = 0; r < runs; ++r) {
-      const double t0 = now();
-      for (long t = 0; t < threads; ++t) pthread_create(&pool[t], NULL, copy_part, (void*)t);
-      for (int t = 0; t < threads; ++t) pthread_join(pool[t], NULL);
-      const double dt = now() - t0;
-      if (dt < best) best = dt;
-    }
+    const double dt = peer_best_of(runs, threads, copy_part);
+    if (dt < best) best = dt;
     free(a);
     free(b);
   }

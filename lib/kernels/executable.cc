@@ -1,6 +1,5 @@
 #include "lib/kernels/executable.h"
 
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "lib/kernels/aligned_bytes.h"
 #include "lib/kernels/gemm.h"
 #include "lib/kernels/plan.h"
 #include "lib/hlo/input_output_alias.h"
@@ -20,15 +20,9 @@ namespace {
 class AlignedHostAllocator : public BufferAllocator {
  public:
   void* Allocate(size_t bytes) override {
-    // Large buffers start on a 2 MiB boundary and ask for huge pages, so
-    // their first touch faults once per 2 MiB rather than per 4 KiB.
-    constexpr size_t kHuge = size_t{2} << 20;
-    if (bytes >= 2 * kHuge) {
-      const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-      void* p = std::aligned_alloc(kHuge, rounded);
-      if (p != nullptr) madvise(p, rounded, MADV_HUGEPAGE);
-      return p;
-    }
+    // Large buffers on huge pages, so their first touch faults once per
+    // 2 MiB rather than per 4 KiB.
+    if (bytes >= size_t{4} << 20) return AllocateOnHugePages(bytes);
     size_t rounded = (bytes + 63) / 64 * 64;
     return std::aligned_alloc(64, rounded ? rounded : 64);
   }

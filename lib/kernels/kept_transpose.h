@@ -41,13 +41,11 @@ class KeptTranspose {
   static uint64_t KeptBytes();
 
  private:
-  void Release();
+  size_t bytes() const;
   const int64_t blocks_, k_, q_;
   const uint16_t* seen_from_ = nullptr;
   uint64_t seen_version_ = 0;
-  uint16_t* kept_ = nullptr;  // in mapping_, on a huge-page boundary
-  void* mapping_ = nullptr;
-  size_t mapped_ = 0;
+  uint16_t* kept_ = nullptr;  // AllocateOnHugePages; claimed from the allowance
   bool valid_ = false;  // kept_ holds the transpose of seen_from_ at seen_version_
 };
 

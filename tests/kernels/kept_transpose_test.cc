@@ -54,5 +54,19 @@ TEST(KeptTransposeTest, KeptFromTheSecondSightOfTheSameContents) {
   EXPECT_EQ(KeptTranspose::KeptBytes(), before) << "released with its owner";
 }
 
+// A matrix large enough that the transpose splits over the threads (4 MiB
+// and more): every element lands where the definition puts it.
+TEST(KeptTransposeTest, LargeMatricesSplitOverTheThreadsExactly) {
+  if (HostMemoryAvailable() == 0) GTEST_SKIP() << "NOTICE: the host's available memory is unknown here";
+  const int64_t k = 2100, q = 1040;  // 4.4 MB of bf16, bands of 32 rows not dividing evenly
+  std::vector<uint16_t> w = Numbered(k * q, 5);
+  KeptTranspose kept(1, k, q);
+  ASSERT_EQ(kept.Get(w.data(), 9), nullptr);
+  const uint16_t* t = kept.Get(w.data(), 9);
+  ASSERT_NE(t, nullptr);
+  for (int64_t c = 0; c < q; ++c)
+    for (int64_t i = 0; i < k; ++i) ASSERT_EQ(t[c * k + i], w[i * q + c]) << c << "," << i;
+}
+
 }  // namespace
 }  // namespace neuron::kernels
